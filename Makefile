@@ -1,0 +1,72 @@
+# tcp-cocktail top-level Makefile. `make help` lists the targets.
+#
+#   make            modules + daemon
+#   make check      host unit tests + every VM suite (one VM boot)
+#   make demo       the main job: restart policies side by side on a shaped link
+#
+# KDIR picks the kernel build tree (see scripts/kdir); W=1 works as in Kbuild.
+
+SHELL    := /bin/bash
+TOP      := $(CURDIR)
+KDIR     ?= $(shell $(TOP)/scripts/kdir)
+KVER     := $(shell $(TOP)/scripts/kver $(KDIR) 2>/dev/null)
+PYTHON   := $(TOP)/.venv/bin/python
+BUILD    := $(TOP)/build
+CC       ?= cc
+CFLAGS   ?= -O2 -g
+WFLAGS   := -Wall -Wextra -Werror=implicit-function-declaration
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+export KDIR KVER
+
+.PHONY: all modules daemon unit vmcheck check demo clean deps deps-if-missing help
+
+all: modules daemon
+
+help:
+	@sed -n 's/^#   //p' Makefile
+
+modules:
+	$(MAKE) -C $(KDIR) M=$(TOP) modules
+
+# Fragments owned by their components add to these variables and targets:
+#   DAEMONS     userspace programs built by `make daemon`
+#   UNIT_BINS   host C unit-test binaries run by `make unit`
+#   install/uninstall/dkms/deb/...  packaging/packaging.mk
+#   bench, bench-quick               bench/bench.mk
+-include daemon/daemon.mk
+-include tests/unit/unit.mk
+-include packaging/packaging.mk
+-include bench/bench.mk
+
+daemon: $(DAEMONS)
+
+$(BUILD)/unit:
+	mkdir -p $@
+
+# Host unit tests: C tests first (each prints its own "N passed, N failed"),
+# then the Python tests under tests/unit with pytest.
+unit: deps-if-missing $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+	$(PYTHON) -m pytest -q tests/unit
+
+# Every VM suite in one boot; results land in the checkout.
+# VM_TESTS narrows the run, e.g. make vmcheck VM_TESTS=tests/vm/test_iw.py
+VM_TESTS ?=
+vmcheck: deps-if-missing all
+	scripts/vm-run tests/vm/run $(VM_TESTS)
+
+check: unit vmcheck
+
+demo: deps-if-missing all
+	scripts/vm-run bench/demo
+
+deps:
+	scripts/deps
+
+deps-if-missing:
+	@scripts/deps --check || scripts/deps
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(TOP) clean
+	rm -rf $(BUILD) $(DAEMONS)
