@@ -1,0 +1,1043 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tcp_oooprobe: how long do out-of-order TCP segments wait in the receive
+ * side's out-of-order queue before the application can read them?
+ *
+ * A kretprobe on tcp_data_queue() (a local symbol; tcp_data_queue_ofo() and
+ * tcp_ofo_queue() are inlined in distribution kernels) sees every data
+ * segment a socket queues. At entry, a segment beyond rcv_nxt is recorded as
+ * a sequence range with its arrival time. At return, every recorded range
+ * at or below the new rcv_nxt has been released to the reader and is
+ * reported as a SEGMENT event. When tcp_data_queue is not in kallsyms, the
+ * same logic runs on tcp_rcv_established() + tcp_rcv_state_process().
+ * A kprobe on tcp_set_state() opens a flow at TCP_ESTABLISHED and closes it
+ * (FLOW event, state freed) at TCP_CLOSE, which every full socket passes
+ * through before it is destroyed.
+ *
+ * Concurrency: all handlers for one socket run serialized by the socket
+ * lock (softirq with the bh lock held, or the owner's backlog processing),
+ * so a flow's ranges need no lock of their own. The flow table is an RCU
+ * hash keyed by the socket pointer; writers take flow_lock.
+ *
+ * Cost when no flow has out-of-order data: the entry handler reads the
+ * segment's seq, rcv_nxt and the root of the ofo rbtree and returns.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/hash.h>
+#include <linux/kprobes.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/rculist.h>
+#include <linux/seqlock.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <net/genetlink.h>
+#include <net/inet_sock.h>
+#include <net/ipv6.h>
+#include <net/net_namespace.h>
+#include <net/tcp.h>
+
+#include "tcp_oooprobe.h"
+
+#define OOO_HASH_BITS	14
+
+/* ---- parameters and filter --------------------------------------------- */
+
+struct ooo_filter {
+	u16 ports[TCP_OOOPROBE_MAX_PORTS];
+	u8 nports;
+	u8 flows;		/* enum tcp_oooprobe_flows */
+	u64 netns;		/* inode or cookie, 0 = any */
+};
+
+static DEFINE_SEQLOCK(filter_lock);
+static struct ooo_filter filter;	/* guarded by filter_lock */
+
+static unsigned int max_flows = 65536;
+module_param(max_flows, uint, 0444);
+MODULE_PARM_DESC(max_flows, "maximum number of flows tracked at once (1..1048576)");
+
+static unsigned int max_ranges = 4096;
+module_param(max_ranges, uint, 0444);
+MODULE_PARM_DESC(max_ranges, "maximum out-of-order ranges recorded per flow (1..65536)");
+
+static char hook[16] = "auto";
+module_param_string(hook, hook, sizeof(hook), 0444);
+MODULE_PARM_DESC(hook, "auto|data_queue|rcv: function(s) to probe");
+
+static void filter_read(struct ooo_filter *out)
+{
+	unsigned int seq;
+
+	do {
+		seq = read_seqbegin(&filter_lock);
+		*out = filter;
+	} while (read_seqretry(&filter_lock, seq));
+}
+
+static void filter_write(const struct ooo_filter *in)
+{
+	unsigned long flags;
+
+	write_seqlock_irqsave(&filter_lock, flags);
+	filter = *in;
+	write_sequnlock_irqrestore(&filter_lock, flags);
+}
+
+/* "80,443" -> ports; "" or "any" -> no port filter. */
+static int parse_ports(const char *val, struct ooo_filter *f)
+{
+	char buf[128], *s, *tok;
+	u16 port;
+
+	if (strscpy(buf, val, sizeof(buf)) < 0)
+		return -EINVAL;
+	s = strim(buf);
+	f->nports = 0;
+	if (!*s || !strcmp(s, "any"))
+		return 0;
+	while ((tok = strsep(&s, ",")) != NULL) {
+		if (f->nports == TCP_OOOPROBE_MAX_PORTS)
+			return -EINVAL;
+		if (kstrtou16(strim(tok), 10, &port) || !port)
+			return -EINVAL;
+		f->ports[f->nports++] = port;
+	}
+	return 0;
+}
+
+static int ports_set(const char *val, const struct kernel_param *kp)
+{
+	struct ooo_filter f;
+	int err;
+
+	filter_read(&f);
+	err = parse_ports(val, &f);
+	if (err)
+		return err;
+	filter_write(&f);
+	return 0;
+}
+
+static int ports_get(char *buf, const struct kernel_param *kp)
+{
+	struct ooo_filter f;
+	int i, n = 0;
+
+	filter_read(&f);
+	if (!f.nports)
+		return sysfs_emit(buf, "any\n");
+	for (i = 0; i < f.nports; i++)
+		n += sysfs_emit_at(buf, n, "%s%u", i ? "," : "", f.ports[i]);
+	return n + sysfs_emit_at(buf, n, "\n");
+}
+
+static const struct kernel_param_ops ports_ops = {
+	.set = ports_set,
+	.get = ports_get,
+};
+module_param_cb(ports, &ports_ops, NULL, 0644);
+MODULE_PARM_DESC(ports, "report only flows with one of these local or remote ports, e.g. 80,443 (any: all)");
+
+static int netns_set(const char *val, const struct kernel_param *kp)
+{
+	struct ooo_filter f;
+	u64 v;
+
+	if (kstrtou64(val, 0, &v))
+		return -EINVAL;
+	filter_read(&f);
+	f.netns = v;
+	filter_write(&f);
+	return 0;
+}
+
+static int netns_get(char *buf, const struct kernel_param *kp)
+{
+	struct ooo_filter f;
+
+	filter_read(&f);
+	return sysfs_emit(buf, "%llu\n", f.netns);
+}
+
+static const struct kernel_param_ops netns_ops = {
+	.set = netns_set,
+	.get = netns_get,
+};
+module_param_cb(netns, &netns_ops, NULL, 0644);
+MODULE_PARM_DESC(netns, "report only flows in this network namespace (inode or cookie; 0: all)");
+
+static int flows_set(const char *val, const struct kernel_param *kp)
+{
+	struct ooo_filter f;
+
+	filter_read(&f);
+	if (sysfs_streq(val, "all"))
+		f.flows = TCP_OOOPROBE_FLOWS_ALL;
+	else if (sysfs_streq(val, "ooo"))
+		f.flows = TCP_OOOPROBE_FLOWS_OOO;
+	else
+		return -EINVAL;
+	filter_write(&f);
+	return 0;
+}
+
+static int flows_get(char *buf, const struct kernel_param *kp)
+{
+	struct ooo_filter f;
+
+	filter_read(&f);
+	return sysfs_emit(buf, "%s\n",
+			  f.flows == TCP_OOOPROBE_FLOWS_OOO ? "ooo" : "all");
+}
+
+static const struct kernel_param_ops flows_ops = {
+	.set = flows_set,
+	.get = flows_get,
+};
+module_param_cb(flows, &flows_ops, NULL, 0644);
+MODULE_PARM_DESC(flows, "all: a FLOW event for every flow; ooo: only for flows with out-of-order data");
+
+static bool filter_match(const struct sock *sk)
+{
+	const struct inet_sock *inet = inet_sk(sk);
+	const struct net *net = sock_net(sk);
+	u16 lport = inet->inet_num, rport = ntohs(inet->inet_dport);
+	struct ooo_filter f;
+	int i;
+
+	filter_read(&f);
+	if (f.netns && f.netns != net->ns.inum && f.netns != net->net_cookie)
+		return false;
+	if (!f.nports)
+		return true;
+	for (i = 0; i < f.nports; i++)
+		if (f.ports[i] == lport || f.ports[i] == rport)
+			return true;
+	return false;
+}
+
+/* ---- statistics --------------------------------------------------------- */
+
+static struct {
+	atomic64_t events_sent;
+	atomic64_t events_dropped;
+	atomic64_t events_unheard;
+	atomic64_t flow_overflows;
+	atomic64_t range_overflows;
+	atomic64_t ranges_recorded;
+	atomic64_t ranges_released;
+	atomic64_t ranges_duplicate;
+	atomic64_t ranges_discarded;
+	atomic64_t event_seq;
+	atomic_t flows;
+} st;
+
+/* ---- flow table --------------------------------------------------------- */
+
+struct ooo_range {
+	u32 seq;
+	u32 end;
+	u64 t_in;
+};
+
+struct ooo_flow {
+	struct hlist_node node;
+	struct rcu_head rcu;
+	const struct sock *sk;
+	u64 t_start;
+	u32 ooo_segs;
+	u32 flags;
+	u32 nr;
+	u32 cap;
+	struct ooo_range *r;	/* sorted by seq, disjoint */
+};
+
+static struct hlist_head flow_hash[1 << OOO_HASH_BITS];
+static DEFINE_SPINLOCK(flow_lock);
+static bool probe_active;
+
+static struct hlist_head *flow_bucket(const struct sock *sk)
+{
+	return &flow_hash[hash_ptr(sk, OOO_HASH_BITS)];
+}
+
+static struct ooo_flow *flow_lookup(const struct sock *sk)
+{
+	struct ooo_flow *f;
+
+	hlist_for_each_entry_rcu(f, flow_bucket(sk), node)
+		if (f->sk == sk)
+			return f;
+	return NULL;
+}
+
+static void flow_free(struct ooo_flow *f)
+{
+	if (f->nr)
+		atomic64_add(f->nr, &st.ranges_discarded);
+	kfree(f->r);
+	kfree_rcu(f, rcu);
+}
+
+static void flow_unlink(struct ooo_flow *f)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&flow_lock, flags);
+	hlist_del_rcu(&f->node);
+	atomic_dec(&st.flows);
+	spin_unlock_irqrestore(&flow_lock, flags);
+}
+
+/* Caller runs serialized with every other handler of @sk. */
+static struct ooo_flow *flow_create(const struct sock *sk, u64 now, u32 fl)
+{
+	struct ooo_flow *f, *old;
+	unsigned long flags;
+
+	old = flow_lookup(sk);	/* stale: same address, earlier socket */
+	if (old) {
+		flow_unlink(old);
+		flow_free(old);
+	}
+	if (atomic_read(&st.flows) >= max_flows) {
+		atomic64_inc(&st.flow_overflows);
+		return NULL;
+	}
+	f = kzalloc(sizeof(*f), GFP_ATOMIC);
+	if (!f) {
+		atomic64_inc(&st.flow_overflows);
+		return NULL;
+	}
+	f->sk = sk;
+	f->t_start = now;
+	f->flags = fl;
+	spin_lock_irqsave(&flow_lock, flags);
+	if (!probe_active) {
+		spin_unlock_irqrestore(&flow_lock, flags);
+		kfree(f);
+		return NULL;
+	}
+	hlist_add_head_rcu(&f->node, flow_bucket(sk));
+	atomic_inc(&st.flows);
+	spin_unlock_irqrestore(&flow_lock, flags);
+	return f;
+}
+
+/* ---- generic netlink ---------------------------------------------------- */
+
+static struct genl_family ooo_family;
+
+enum { OOO_MCGRP_EVENTS };
+
+static const struct genl_multicast_group ooo_mcgrps[] = {
+	[OOO_MCGRP_EVENTS] = {
+		.name = TCP_OOOPROBE_MCGRP_EVENTS,
+		.flags = GENL_MCAST_CAP_NET_ADMIN,
+	},
+};
+
+static int put_tuple(struct sk_buff *msg, const struct sock *sk)
+{
+	const struct inet_sock *inet = inet_sk(sk);
+	const struct net *net = sock_net(sk);
+	u8 family = sk->sk_family;
+
+#if IS_ENABLED(CONFIG_IPV6)
+	if (family == AF_INET6 && !ipv6_addr_v4mapped(&sk->sk_v6_daddr)) {
+		if (nla_put(msg, TCP_OOOPROBE_A_LOCAL_ADDR, 16,
+			    &sk->sk_v6_rcv_saddr) ||
+		    nla_put(msg, TCP_OOOPROBE_A_REMOTE_ADDR, 16,
+			    &sk->sk_v6_daddr))
+			return -EMSGSIZE;
+	} else
+#endif
+	{
+		family = AF_INET;
+		if (nla_put_in_addr(msg, TCP_OOOPROBE_A_LOCAL_ADDR,
+				    inet->inet_rcv_saddr) ||
+		    nla_put_in_addr(msg, TCP_OOOPROBE_A_REMOTE_ADDR,
+				    inet->inet_daddr))
+			return -EMSGSIZE;
+	}
+	if (nla_put_u64_64bit(msg, TCP_OOOPROBE_A_EVENT_SEQ,
+			      atomic64_inc_return(&st.event_seq),
+			      TCP_OOOPROBE_A_PAD) ||
+	    nla_put_u64_64bit(msg, TCP_OOOPROBE_A_NETNS_COOKIE,
+			      net->net_cookie, TCP_OOOPROBE_A_PAD) ||
+	    nla_put_u8(msg, TCP_OOOPROBE_A_FAMILY, family) ||
+	    nla_put_u16(msg, TCP_OOOPROBE_A_LOCAL_PORT, inet->inet_num) ||
+	    nla_put_u16(msg, TCP_OOOPROBE_A_REMOTE_PORT,
+			ntohs(inet->inet_dport)))
+		return -EMSGSIZE;
+	return 0;
+}
+
+#define OOO_EVENT_SIZE	256
+
+static struct sk_buff *event_new(int cmd, void **hdr)
+{
+	struct sk_buff *msg;
+
+	if (!genl_has_listeners(&ooo_family, &init_net, OOO_MCGRP_EVENTS)) {
+		atomic64_inc(&st.events_unheard);
+		return NULL;
+	}
+	msg = genlmsg_new(OOO_EVENT_SIZE, GFP_ATOMIC);
+	if (!msg)
+		goto drop;
+	*hdr = genlmsg_put(msg, 0, 0, &ooo_family, 0, cmd);
+	if (!*hdr) {
+		nlmsg_free(msg);
+		goto drop;
+	}
+	return msg;
+drop:
+	/* keep the event numbering dense: a reader sees the gap */
+	atomic64_inc(&st.event_seq);
+	atomic64_inc(&st.events_dropped);
+	return NULL;
+}
+
+static void event_send(struct sk_buff *msg, void *hdr)
+{
+	int err;
+
+	genlmsg_end(msg, hdr);
+	err = genlmsg_multicast(&ooo_family, msg, 0, OOO_MCGRP_EVENTS,
+				GFP_ATOMIC);
+	if (!err)
+		atomic64_inc(&st.events_sent);
+	else if (err == -ESRCH)
+		atomic64_inc(&st.events_unheard);
+	else
+		atomic64_inc(&st.events_dropped);
+}
+
+static void event_cancel(struct sk_buff *msg)
+{
+	nlmsg_free(msg);
+	atomic64_inc(&st.events_dropped);
+}
+
+static void emit_segment(const struct sock *sk, const struct ooo_range *r,
+			 u64 t_out)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	msg = event_new(TCP_OOOPROBE_CMD_SEGMENT, &hdr);
+	if (!msg)
+		return;
+	if (put_tuple(msg, sk) ||
+	    nla_put_u32(msg, TCP_OOOPROBE_A_SEQ, r->seq) ||
+	    nla_put_u32(msg, TCP_OOOPROBE_A_LEN, r->end - r->seq) ||
+	    nla_put_u64_64bit(msg, TCP_OOOPROBE_A_TIME_IN, r->t_in,
+			      TCP_OOOPROBE_A_PAD) ||
+	    nla_put_u64_64bit(msg, TCP_OOOPROBE_A_TIME_OUT, t_out,
+			      TCP_OOOPROBE_A_PAD)) {
+		event_cancel(msg);
+		return;
+	}
+	event_send(msg, hdr);
+}
+
+static void emit_flow(const struct sock *sk, const struct ooo_flow *f, u64 now)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	struct sk_buff *msg;
+	void *hdr;
+
+	msg = event_new(TCP_OOOPROBE_CMD_FLOW, &hdr);
+	if (!msg)
+		return;
+	if (put_tuple(msg, sk) ||
+	    nla_put_u32(msg, TCP_OOOPROBE_A_DATA_SEGS_IN,
+			READ_ONCE(tp->data_segs_in)) ||
+	    nla_put_u32(msg, TCP_OOOPROBE_A_OOO_SEGS, f->ooo_segs) ||
+	    nla_put_u64_64bit(msg, TCP_OOOPROBE_A_BYTES_RECEIVED,
+			      READ_ONCE(tp->bytes_received),
+			      TCP_OOOPROBE_A_PAD) ||
+	    nla_put_u64_64bit(msg, TCP_OOOPROBE_A_LIFETIME_NS,
+			      now - f->t_start, TCP_OOOPROBE_A_PAD) ||
+	    nla_put_u32(msg, TCP_OOOPROBE_A_FLOW_FLAGS, f->flags)) {
+		event_cancel(msg);
+		return;
+	}
+	event_send(msg, hdr);
+}
+
+/* ---- range bookkeeping -------------------------------------------------- */
+
+static bool ranges_grow(struct ooo_flow *f)
+{
+	u32 cap = f->cap ? min(f->cap * 2, max_ranges) : min(16U, max_ranges);
+	struct ooo_range *r;
+
+	if (f->nr < f->cap)
+		return true;
+	if (cap <= f->cap)
+		return false;
+	r = krealloc_array(f->r, cap, sizeof(*r), GFP_ATOMIC);
+	if (!r)
+		return false;
+	f->r = r;
+	f->cap = cap;
+	return true;
+}
+
+/* Drop recorded ranges the reader already has (ofo queue pruned, or the
+ * hole was filled on a path we do not probe).
+ */
+static void ranges_discard_below(struct ooo_flow *f, u32 rcv_nxt)
+{
+	u32 n = 0;
+
+	while (n < f->nr && !after(f->r[n].end, rcv_nxt))
+		n++;
+	if (!n)
+		return;
+	atomic64_add(n, &st.ranges_discarded);
+	f->nr -= n;
+	memmove(f->r, f->r + n, f->nr * sizeof(*f->r));
+}
+
+/* Insert the parts of [seq, end) not covered yet. Returns the number of
+ * new ranges, 0 for a duplicate, -1 when the per-flow cap was hit.
+ */
+static int ranges_add(struct ooo_flow *f, u32 seq, u32 end, u64 now)
+{
+	u32 lo = 0, hi = f->nr, pos, cur = seq, gap_end;
+	int added = 0;
+
+	/* first range that ends after seq */
+	if (f->nr && !after(f->r[f->nr - 1].end, seq)) {
+		lo = f->nr;	/* common case: beyond everything, append */
+	} else {
+		while (lo < hi) {
+			u32 mid = (lo + hi) / 2;
+
+			if (after(f->r[mid].end, seq))
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+	}
+	pos = lo;
+	while (before(cur, end)) {
+		if (pos < f->nr && !after(f->r[pos].seq, cur)) {
+			cur = f->r[pos].end;	/* covered: skip over it */
+			pos++;
+			continue;
+		}
+		gap_end = end;
+		if (pos < f->nr && before(f->r[pos].seq, end))
+			gap_end = f->r[pos].seq;
+		if (!ranges_grow(f)) {
+			atomic64_inc(&st.range_overflows);
+			f->flags |= TCP_OOOPROBE_FLOW_F_RANGE_OVF;
+			return -1;
+		}
+		memmove(f->r + pos + 1, f->r + pos,
+			(f->nr - pos) * sizeof(*f->r));
+		f->r[pos].seq = cur;
+		f->r[pos].end = gap_end;
+		f->r[pos].t_in = now;
+		f->nr++;
+		pos++;
+		added++;
+		cur = gap_end;
+	}
+	return added;
+}
+
+/* ---- probe handlers ----------------------------------------------------- */
+
+static bool rcv_state(const struct sock *sk)
+{
+	return (1 << READ_ONCE(sk->sk_state)) &
+	       (TCPF_ESTABLISHED | TCPF_FIN_WAIT1 | TCPF_FIN_WAIT2);
+}
+
+/* A data segment beyond rcv_nxt arrived: record what it adds. */
+static void ooo_record(struct sock *sk, const struct sk_buff *skb)
+{
+	const struct tcp_skb_cb *cb = TCP_SKB_CB(skb);
+	const struct tcp_sock *tp = tcp_sk(sk);
+	u32 rcv_nxt = tp->rcv_nxt, seq = cb->seq, end = cb->end_seq;
+	u64 now = ktime_get_ns();
+	struct ooo_flow *f;
+	int added;
+
+	if (cb->tcp_flags & TCPHDR_FIN)
+		end--;
+	if (!after(end, seq) || !rcv_state(sk))
+		return;
+	/* beyond the window: tcp_data_queue() drops it */
+	if (!before(seq, rcv_nxt + tcp_receive_window(tp)))
+		return;
+
+	rcu_read_lock();
+	f = flow_lookup(sk);
+	if (!f) {
+		if (!filter_match(sk))
+			goto out;
+		f = flow_create(sk, now, TCP_OOOPROBE_FLOW_F_PARTIAL);
+		if (!f)
+			goto out;
+	}
+	ranges_discard_below(f, rcv_nxt);
+	added = ranges_add(f, seq, end, now);
+	if (added > 0) {
+		f->ooo_segs++;
+		atomic64_add(added, &st.ranges_recorded);
+	} else if (!added) {
+		atomic64_inc(&st.ranges_duplicate);
+	}
+out:
+	rcu_read_unlock();
+}
+
+/* rcv_nxt may have moved: report every range the reader can now have. */
+static void ooo_release(struct sock *sk)
+{
+	struct ooo_flow *f;
+	u32 rcv_nxt, n = 0, i;
+	u64 now;
+
+	rcu_read_lock();
+	f = flow_lookup(sk);	/* gone if the socket closed meanwhile */
+	if (!f || !f->nr)
+		goto out;
+	rcv_nxt = tcp_sk(sk)->rcv_nxt;
+	while (n < f->nr && !after(f->r[n].end, rcv_nxt))
+		n++;
+	if (!n)
+		goto out;
+	now = ktime_get_ns();
+	if (filter_match(sk))
+		for (i = 0; i < n; i++)
+			emit_segment(sk, &f->r[i], now);
+	atomic64_add(n, &st.ranges_released);
+	f->nr -= n;
+	memmove(f->r, f->r + n, f->nr * sizeof(*f->r));
+out:
+	rcu_read_unlock();
+}
+
+struct dq_data {
+	struct sock *sk;
+};
+
+static int dq_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct sock *sk = (struct sock *)regs_get_kernel_argument(regs, 0);
+	struct sk_buff *skb = (struct sk_buff *)regs_get_kernel_argument(regs, 1);
+	const struct tcp_sock *tp = tcp_sk(sk);
+	struct dq_data *d = (struct dq_data *)ri->data;
+
+	/* The fast path: in order and nothing held. */
+	if (!after(TCP_SKB_CB(skb)->seq, READ_ONCE(tp->rcv_nxt))) {
+		if (RB_EMPTY_ROOT(&tp->out_of_order_queue))
+			return 1;
+		d->sk = sk;
+		return 0;	/* may fill a hole: look at the return */
+	}
+	ooo_record(sk, skb);
+	return 1;		/* rcv_nxt cannot move for this segment */
+}
+
+static int dq_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct dq_data *d = (struct dq_data *)ri->data;
+
+	ooo_release(d->sk);
+	return 0;
+}
+
+/* tcp_set_state(sk, state): open a flow at ESTABLISHED, close it at CLOSE. */
+static int set_state_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct sock *sk = (struct sock *)regs_get_kernel_argument(regs, 0);
+	int state = (int)regs_get_kernel_argument(regs, 1);
+	int old = READ_ONCE(sk->sk_state);
+	struct ooo_flow *f;
+	u64 now;
+
+	if (state == old ||
+	    (state != TCP_ESTABLISHED && state != TCP_CLOSE))
+		return 0;
+	now = ktime_get_ns();
+	rcu_read_lock();
+	if (state == TCP_ESTABLISHED) {
+		if (filter_match(sk))
+			flow_create(sk, now, 0);
+		goto out;
+	}
+	f = flow_lookup(sk);
+	if (!f)
+		goto out;
+	flow_unlink(f);
+	if (filter_match(sk)) {
+		struct ooo_filter flt;
+
+		filter_read(&flt);
+		if (flt.flows == TCP_OOOPROBE_FLOWS_ALL || f->ooo_segs)
+			emit_flow(sk, f, now);
+	}
+	flow_free(f);
+out:
+	rcu_read_unlock();
+	return 0;
+}
+
+#define DQ_MAXACTIVE	(4 * NR_CPUS > 256 ? 256 : 4 * NR_CPUS + 16)
+
+static struct kretprobe dq_probes[] = {
+	{
+		.kp.symbol_name = "tcp_data_queue",
+		.entry_handler = dq_entry,
+		.handler = dq_return,
+		.data_size = sizeof(struct dq_data),
+	},
+	{
+		.kp.symbol_name = "tcp_rcv_established",
+		.entry_handler = dq_entry,
+		.handler = dq_return,
+		.data_size = sizeof(struct dq_data),
+	},
+	{
+		.kp.symbol_name = "tcp_rcv_state_process",
+		.entry_handler = dq_entry,
+		.handler = dq_return,
+		.data_size = sizeof(struct dq_data),
+	},
+};
+
+static struct kretprobe *active_rps[2];
+static unsigned int n_active_rps;
+static const char *hook_name;
+
+static struct kprobe state_probe = {
+	.symbol_name = "tcp_set_state",
+	.pre_handler = set_state_pre,
+};
+
+static int register_hooks(void)
+{
+	bool want_dq = strcmp(hook, "rcv"), want_rcv = strcmp(hook, "data_queue");
+	int err = -ENOENT, err2, i;
+
+	if (strcmp(hook, "auto") && want_dq == want_rcv) {
+		pr_err("hook=%s: use auto, data_queue or rcv\n", hook);
+		return -EINVAL;
+	}
+	for (i = 0; i < ARRAY_SIZE(dq_probes); i++)
+		dq_probes[i].maxactive = DQ_MAXACTIVE;
+
+	if (want_dq) {
+		err = register_kretprobe(&dq_probes[0]);
+		if (!err) {
+			active_rps[0] = &dq_probes[0];
+			n_active_rps = 1;
+			hook_name = "tcp_data_queue";
+			return 0;
+		}
+		pr_info("cannot probe tcp_data_queue (%d)%s\n", err,
+			want_rcv ? ", falling back to tcp_rcv_established + tcp_rcv_state_process" : "");
+	}
+	if (!want_rcv)
+		goto fail;
+	err = register_kretprobe(&dq_probes[1]);
+	if (err)
+		goto fail;
+	err2 = register_kretprobe(&dq_probes[2]);
+	if (err2) {
+		unregister_kretprobe(&dq_probes[1]);
+		err = err2;
+		goto fail;
+	}
+	active_rps[0] = &dq_probes[1];
+	active_rps[1] = &dq_probes[2];
+	n_active_rps = 2;
+	hook_name = "tcp_rcv_established+tcp_rcv_state_process";
+	return 0;
+fail:
+	pr_err("cannot probe tcp_data_queue nor tcp_rcv_established/tcp_rcv_state_process (%d): kernel without CONFIG_KPROBES or symbols blacklisted\n",
+	       err);
+	return err;
+}
+
+static u64 kprobe_missed(void)
+{
+	u64 n = state_probe.nmissed;
+	unsigned int i;
+
+	for (i = 0; i < n_active_rps; i++)
+		n += active_rps[i]->nmissed + active_rps[i]->kp.nmissed;
+	return n;
+}
+
+/* ---- netlink commands --------------------------------------------------- */
+
+static const struct nla_policy ooo_policy[TCP_OOOPROBE_A_MAX + 1] = {
+	[TCP_OOOPROBE_A_EVENT_SEQ]		= { .type = NLA_U64 },
+	[TCP_OOOPROBE_A_NETNS_COOKIE]		= { .type = NLA_U64 },
+	[TCP_OOOPROBE_A_FAMILY]			= { .type = NLA_U8 },
+	[TCP_OOOPROBE_A_LOCAL_ADDR]		= { .type = NLA_BINARY, .len = 16 },
+	[TCP_OOOPROBE_A_REMOTE_ADDR]		= { .type = NLA_BINARY, .len = 16 },
+	[TCP_OOOPROBE_A_LOCAL_PORT]		= { .type = NLA_U16 },
+	[TCP_OOOPROBE_A_REMOTE_PORT]		= { .type = NLA_U16 },
+	[TCP_OOOPROBE_A_SEQ]			= { .type = NLA_U32 },
+	[TCP_OOOPROBE_A_LEN]			= { .type = NLA_U32 },
+	[TCP_OOOPROBE_A_TIME_IN]		= { .type = NLA_U64 },
+	[TCP_OOOPROBE_A_TIME_OUT]		= { .type = NLA_U64 },
+	[TCP_OOOPROBE_A_DATA_SEGS_IN]		= { .type = NLA_U32 },
+	[TCP_OOOPROBE_A_OOO_SEGS]		= { .type = NLA_U32 },
+	[TCP_OOOPROBE_A_BYTES_RECEIVED]		= { .type = NLA_U64 },
+	[TCP_OOOPROBE_A_LIFETIME_NS]		= { .type = NLA_U64 },
+	[TCP_OOOPROBE_A_FLOW_FLAGS]		= { .type = NLA_U32 },
+	[TCP_OOOPROBE_A_FILTER_PORTS]		= { .type = NLA_BINARY,
+						    .len = 2 * TCP_OOOPROBE_MAX_PORTS },
+	[TCP_OOOPROBE_A_FILTER_NETNS]		= { .type = NLA_U64 },
+	[TCP_OOOPROBE_A_FILTER_FLOWS]		= NLA_POLICY_MAX(NLA_U8, TCP_OOOPROBE_FLOWS_OOO),
+	[TCP_OOOPROBE_A_STAT_EVENTS_SENT]	= { .type = NLA_U64 },
+	[TCP_OOOPROBE_A_STAT_EVENTS_DROPPED]	= { .type = NLA_U64 },
+	[TCP_OOOPROBE_A_STAT_EVENTS_UNHEARD]	= { .type = NLA_U64 },
+	[TCP_OOOPROBE_A_STAT_FLOWS_TRACKED]	= { .type = NLA_U32 },
+	[TCP_OOOPROBE_A_STAT_FLOW_OVERFLOWS]	= { .type = NLA_U64 },
+	[TCP_OOOPROBE_A_STAT_RANGE_OVERFLOWS]	= { .type = NLA_U64 },
+	[TCP_OOOPROBE_A_STAT_RANGES_RECORDED]	= { .type = NLA_U64 },
+	[TCP_OOOPROBE_A_STAT_RANGES_RELEASED]	= { .type = NLA_U64 },
+	[TCP_OOOPROBE_A_STAT_RANGES_DUPLICATE]	= { .type = NLA_U64 },
+	[TCP_OOOPROBE_A_STAT_RANGES_DISCARDED]	= { .type = NLA_U64 },
+	[TCP_OOOPROBE_A_STAT_HOOK]		= { .type = NLA_NUL_STRING, .len = 64 },
+	[TCP_OOOPROBE_A_STAT_KPROBE_MISSED]	= { .type = NLA_U64 },
+};
+
+static int put_u64(struct sk_buff *msg, int type, u64 v)
+{
+	return nla_put_u64_64bit(msg, type, v, TCP_OOOPROBE_A_PAD);
+}
+
+static int ooo_get_stats(struct sk_buff *skb, struct genl_info *info)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(msg, info, &ooo_family, 0,
+				TCP_OOOPROBE_CMD_GET_STATS);
+	if (!hdr)
+		goto nospace;
+	if (put_u64(msg, TCP_OOOPROBE_A_STAT_EVENTS_SENT,
+		    atomic64_read(&st.events_sent)) ||
+	    put_u64(msg, TCP_OOOPROBE_A_STAT_EVENTS_DROPPED,
+		    atomic64_read(&st.events_dropped)) ||
+	    put_u64(msg, TCP_OOOPROBE_A_STAT_EVENTS_UNHEARD,
+		    atomic64_read(&st.events_unheard)) ||
+	    nla_put_u32(msg, TCP_OOOPROBE_A_STAT_FLOWS_TRACKED,
+			atomic_read(&st.flows)) ||
+	    put_u64(msg, TCP_OOOPROBE_A_STAT_FLOW_OVERFLOWS,
+		    atomic64_read(&st.flow_overflows)) ||
+	    put_u64(msg, TCP_OOOPROBE_A_STAT_RANGE_OVERFLOWS,
+		    atomic64_read(&st.range_overflows)) ||
+	    put_u64(msg, TCP_OOOPROBE_A_STAT_RANGES_RECORDED,
+		    atomic64_read(&st.ranges_recorded)) ||
+	    put_u64(msg, TCP_OOOPROBE_A_STAT_RANGES_RELEASED,
+		    atomic64_read(&st.ranges_released)) ||
+	    put_u64(msg, TCP_OOOPROBE_A_STAT_RANGES_DUPLICATE,
+		    atomic64_read(&st.ranges_duplicate)) ||
+	    put_u64(msg, TCP_OOOPROBE_A_STAT_RANGES_DISCARDED,
+		    atomic64_read(&st.ranges_discarded)) ||
+	    put_u64(msg, TCP_OOOPROBE_A_EVENT_SEQ,
+		    atomic64_read(&st.event_seq)) ||
+	    put_u64(msg, TCP_OOOPROBE_A_STAT_KPROBE_MISSED, kprobe_missed()) ||
+	    nla_put_string(msg, TCP_OOOPROBE_A_STAT_HOOK, hook_name))
+		goto nospace;
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+nospace:
+	nlmsg_free(msg);
+	return -EMSGSIZE;
+}
+
+static int ooo_get_filter(struct sk_buff *skb, struct genl_info *info)
+{
+	struct ooo_filter f;
+	struct sk_buff *msg;
+	void *hdr;
+
+	filter_read(&f);
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(msg, info, &ooo_family, 0,
+				TCP_OOOPROBE_CMD_GET_FILTER);
+	if (!hdr ||
+	    nla_put(msg, TCP_OOOPROBE_A_FILTER_PORTS,
+		    f.nports * sizeof(u16), f.ports) ||
+	    put_u64(msg, TCP_OOOPROBE_A_FILTER_NETNS, f.netns) ||
+	    nla_put_u8(msg, TCP_OOOPROBE_A_FILTER_FLOWS, f.flows)) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+/* Every attribute given is validated before any is applied. */
+static int ooo_set_filter(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **a = info->attrs;
+	struct ooo_filter f;
+	int i, len;
+
+	filter_read(&f);
+	if (a[TCP_OOOPROBE_A_FILTER_PORTS]) {
+		const u16 *p = nla_data(a[TCP_OOOPROBE_A_FILTER_PORTS]);
+
+		len = nla_len(a[TCP_OOOPROBE_A_FILTER_PORTS]);
+		if (len % sizeof(u16)) {
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    a[TCP_OOOPROBE_A_FILTER_PORTS],
+					    "ports: array of u16 expected");
+			return -EINVAL;
+		}
+		for (i = 0; i < len / sizeof(u16); i++) {
+			if (!p[i]) {
+				NL_SET_ERR_MSG_ATTR(info->extack,
+						    a[TCP_OOOPROBE_A_FILTER_PORTS],
+						    "port 0 is not a port");
+				return -EINVAL;
+			}
+			f.ports[i] = p[i];
+		}
+		f.nports = len / sizeof(u16);
+	}
+	if (a[TCP_OOOPROBE_A_FILTER_NETNS])
+		f.netns = nla_get_u64(a[TCP_OOOPROBE_A_FILTER_NETNS]);
+	if (a[TCP_OOOPROBE_A_FILTER_FLOWS])
+		f.flows = nla_get_u8(a[TCP_OOOPROBE_A_FILTER_FLOWS]);
+	filter_write(&f);
+	return 0;
+}
+
+static const struct genl_small_ops ooo_ops[] = {
+	{
+		.cmd = TCP_OOOPROBE_CMD_GET_STATS,
+		.doit = ooo_get_stats,
+	},
+	{
+		.cmd = TCP_OOOPROBE_CMD_SET_FILTER,
+		.doit = ooo_set_filter,
+		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = TCP_OOOPROBE_CMD_GET_FILTER,
+		.doit = ooo_get_filter,
+	},
+};
+
+static struct genl_family ooo_family = {
+	.name = TCP_OOOPROBE_GENL_NAME,
+	.version = TCP_OOOPROBE_GENL_VERSION,
+	.maxattr = TCP_OOOPROBE_A_MAX,
+	.policy = ooo_policy,
+	.netnsok = false,
+	.module = THIS_MODULE,
+	.small_ops = ooo_ops,
+	.n_small_ops = ARRAY_SIZE(ooo_ops),
+	.mcgrps = ooo_mcgrps,
+	.n_mcgrps = ARRAY_SIZE(ooo_mcgrps),
+};
+
+/* ---- module ------------------------------------------------------------- */
+
+static void flows_free_all(void)
+{
+	struct ooo_flow *f;
+	struct hlist_node *tmp;
+	unsigned long flags;
+	unsigned int i;
+
+	spin_lock_irqsave(&flow_lock, flags);
+	probe_active = false;
+	for (i = 0; i < ARRAY_SIZE(flow_hash); i++) {
+		hlist_for_each_entry_safe(f, tmp, &flow_hash[i], node) {
+			hlist_del_rcu(&f->node);
+			atomic_dec(&st.flows);
+			flow_free(f);
+		}
+	}
+	spin_unlock_irqrestore(&flow_lock, flags);
+}
+
+static int __init ooo_init(void)
+{
+	unsigned int i;
+	int err;
+
+	if (!max_flows || max_flows > (1U << 20)) {
+		pr_err("max_flows=%u: must be 1..1048576\n", max_flows);
+		return -EINVAL;
+	}
+	if (!max_ranges || max_ranges > 65536) {
+		pr_err("max_ranges=%u: must be 1..65536\n", max_ranges);
+		return -EINVAL;
+	}
+	for (i = 0; i < ARRAY_SIZE(flow_hash); i++)
+		INIT_HLIST_HEAD(&flow_hash[i]);
+	probe_active = true;
+
+	err = genl_register_family(&ooo_family);
+	if (err) {
+		pr_err("cannot register generic netlink family %s (%d)\n",
+		       TCP_OOOPROBE_GENL_NAME, err);
+		return err;
+	}
+	err = register_kprobe(&state_probe);
+	if (err) {
+		pr_err("cannot probe tcp_set_state (%d)\n", err);
+		goto out_family;
+	}
+	err = register_hooks();
+	if (err)
+		goto out_state;
+	pr_info("probing %s; max_flows=%u max_ranges=%u\n", hook_name,
+		max_flows, max_ranges);
+	return 0;
+
+out_state:
+	unregister_kprobe(&state_probe);
+out_family:
+	genl_unregister_family(&ooo_family);
+	return err;
+}
+
+static void __exit ooo_exit(void)
+{
+	unsigned int i;
+
+	unregister_kretprobes(active_rps, n_active_rps);
+	unregister_kprobe(&state_probe);
+	/* no handler runs any more (unregister waits for them) */
+	flows_free_all();
+	genl_unregister_family(&ooo_family);
+	rcu_barrier();	/* kfree_rcu() callbacks */
+	for (i = 0; i < n_active_rps; i++)
+		if (active_rps[i]->nmissed)
+			pr_info("%s: %d probe hits missed\n",
+				active_rps[i]->kp.symbol_name,
+				active_rps[i]->nmissed);
+}
+
+module_init(ooo_init);
+module_exit(ooo_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("TCP out-of-order queue delay probe (generic netlink " TCP_OOOPROBE_GENL_NAME ")");
