@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Tracepoints of the cocktail congestion control:
+ *   tcp_cocktail:restart   one per restart decision (idle > RTO)
+ *   tcp_cocktail:pace_end  when the paced restart (or initial) flight ends
+ *
+ * Strings are fixed-size arrays, not __string(), so the header builds the
+ * same on kernels before and after the __assign_str() change of 6.10.
+ */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM tcp_cocktail
+
+#if !defined(_COCKTAIL_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define _COCKTAIL_TRACE_H
+
+#include <linux/tracepoint.h>
+#include <linux/string.h>
+#include <net/sock.h>
+
+#define COCKTAIL_NAME_LEN	8
+
+TRACE_EVENT(restart,
+
+	TP_PROTO(const struct sock *sk, const char *requested,
+		 const char *policy, u64 idle_us, u32 rto_us, u32 srtt_us,
+		 u32 cwnd_before, u32 cwnd_after, u32 ssthresh,
+		 u64 pacing_rate),
+
+	TP_ARGS(sk, requested, policy, idle_us, rto_us, srtt_us,
+		cwnd_before, cwnd_after, ssthresh, pacing_rate),
+
+	TP_STRUCT__entry(
+		__field(u16, sport)
+		__field(u16, dport)
+		__array(char, requested, COCKTAIL_NAME_LEN)
+		__array(char, policy, COCKTAIL_NAME_LEN)
+		__field(u64, idle_us)
+		__field(u32, rto_us)
+		__field(u32, srtt_us)
+		__field(u32, cwnd_before)
+		__field(u32, cwnd_after)
+		__field(u32, ssthresh)
+		__field(u64, pacing_rate)
+	),
+
+	TP_fast_assign(
+		__entry->sport = sk->sk_num;
+		__entry->dport = ntohs(sk->sk_dport);
+		strscpy(__entry->requested, requested, COCKTAIL_NAME_LEN);
+		strscpy(__entry->policy, policy, COCKTAIL_NAME_LEN);
+		__entry->idle_us = idle_us;
+		__entry->rto_us = rto_us;
+		__entry->srtt_us = srtt_us;
+		__entry->cwnd_before = cwnd_before;
+		__entry->cwnd_after = cwnd_after;
+		__entry->ssthresh = ssthresh;
+		__entry->pacing_rate = pacing_rate;
+	),
+
+	TP_printk("sport=%u dport=%u requested=%s policy=%s idle_us=%llu rto_us=%u srtt_us=%u cwnd_before=%u cwnd_after=%u ssthresh=%u pacing_rate=%llu",
+		  __entry->sport, __entry->dport, __entry->requested,
+		  __entry->policy, __entry->idle_us, __entry->rto_us,
+		  __entry->srtt_us, __entry->cwnd_before, __entry->cwnd_after,
+		  __entry->ssthresh, __entry->pacing_rate)
+);
+
+TRACE_EVENT(pace_end,
+
+	TP_PROTO(const struct sock *sk, const char *reason, u32 segs,
+		 u64 duration_us, u64 pacing_rate),
+
+	TP_ARGS(sk, reason, segs, duration_us, pacing_rate),
+
+	TP_STRUCT__entry(
+		__field(u16, sport)
+		__field(u16, dport)
+		__array(char, reason, COCKTAIL_NAME_LEN)
+		__field(u32, segs)
+		__field(u64, duration_us)
+		__field(u64, pacing_rate)
+	),
+
+	TP_fast_assign(
+		__entry->sport = sk->sk_num;
+		__entry->dport = ntohs(sk->sk_dport);
+		strscpy(__entry->reason, reason, COCKTAIL_NAME_LEN);
+		__entry->segs = segs;
+		__entry->duration_us = duration_us;
+		__entry->pacing_rate = pacing_rate;
+	),
+
+	TP_printk("sport=%u dport=%u reason=%s segs=%u duration_us=%llu pacing_rate=%llu",
+		  __entry->sport, __entry->dport, __entry->reason,
+		  __entry->segs, __entry->duration_us, __entry->pacing_rate)
+);
+
+#endif /* _COCKTAIL_TRACE_H */
+
+/* This part must be outside protection */
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH .
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE cocktail_trace
+#include <trace/define_trace.h>
