@@ -1,0 +1,52 @@
+"""meta.json: where and how a result was measured."""
+import datetime
+import json
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _run(cmd):
+    try:
+        return subprocess.run(cmd, shell=True, text=True, capture_output=True,
+                              cwd=REPO, timeout=20).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def cpu_model():
+    try:
+        for ln in Path("/proc/cpuinfo").read_text().splitlines():
+            if ln.startswith("model name"):
+                return ln.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def collect(scenario, args, tc=None, extra=None):
+    cmdline = Path("/proc/cmdline").read_text() if Path(
+        "/proc/cmdline").exists() else ""
+    m = {
+        "scenario": scenario,
+        "date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(
+            timespec="seconds"),
+        "kernel": platform.release(),
+        "kernel_version": platform.version(),
+        "cpu": cpu_model(),
+        "cpus": os.cpu_count(),
+        "in_vm": "virtme" in cmdline,
+        "git_commit": _run("git rev-parse HEAD"),
+        "git_dirty": bool(_run("git status --porcelain -- bench kmod scripts")),
+        "args": args,
+        "tc": tc or [],
+    }
+    m.update(extra or {})
+    return m
+
+
+def write(path, meta):
+    Path(path).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")

@@ -1,0 +1,74 @@
+"""PNG plots with matplotlib (Agg backend, no display needed)."""
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from . import stats  # noqa: E402
+
+
+def lines(path, title, xlabel, ylabel, series, published=None, logy=False):
+    """SERIES: {label: [(x, [values...]), ...]} drawn as median with a
+    min-max band; PUBLISHED: {label: [(x, y), ...]} dashed."""
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=100)
+    for label, pts in series.items():
+        pts = sorted((x, v) for x, v in pts if stats.clean(v))
+        if not pts:
+            continue
+        xs = [x for x, _ in pts]
+        med = [stats.median(v) for _, v in pts]
+        lo = [min(stats.clean(v)) for _, v in pts]
+        hi = [max(stats.clean(v)) for _, v in pts]
+        (ln,) = ax.plot(xs, med, marker="o", ms=3, label=label)
+        ax.fill_between(xs, lo, hi, alpha=0.15, color=ln.get_color())
+    for label, pts in (published or {}).items():
+        pts = sorted(pts)
+        if pts:
+            ax.plot([x for x, _ in pts], [y for _, y in pts], ls="--",
+                    marker="x", ms=3, label=label)
+    if logy:
+        ax.set_yscale("log")
+    ax.set_title(title, fontsize=10)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def bars(path, title, ylabel, groups):
+    """GROUPS: {group label: {bar label: [values]}} as grouped bars of the
+    median with min-max error bars."""
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=100)
+    glabels = list(groups)
+    blabels = []
+    for g in glabels:
+        for b in groups[g]:
+            if b not in blabels:
+                blabels.append(b)
+    width = 0.8 / max(1, len(blabels))
+    for i, b in enumerate(blabels):
+        xs, ys, lo, hi = [], [], [], []
+        for j, g in enumerate(glabels):
+            v = stats.clean(groups[g].get(b, []))
+            if not v:
+                continue
+            m = stats.median(v)
+            xs.append(j + i * width)
+            ys.append(m)
+            lo.append(m - min(v))
+            hi.append(max(v) - m)
+        ax.bar(xs, ys, width, yerr=[lo, hi], label=b, capsize=2)
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(glabels))])
+    ax.set_xticklabels(glabels, fontsize=7)
+    ax.set_title(title, fontsize=10)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path

@@ -1,0 +1,109 @@
+"""The policies every scenario compares, and how to apply one.
+
+Kernel policies are a congestion control (set per socket with
+TCP_CONGESTION) plus net.ipv4.tcp_slow_start_after_idle in the sender's
+namespace.  `cocktail-*` policies also set the tcp_cocktail module's
+parameters (global to the machine, so runs are sequential).  When
+scripts/tcp-tune exists the namespace sysctl is applied through
+`tcp-tune --netns` so the bench exercises it; otherwise with sysctl(8).
+"""
+import os
+from pathlib import Path
+
+from . import netns
+
+REPO = Path(__file__).resolve().parents[2]
+PARAMS = Path("/sys/module/tcp_cocktail/parameters")
+KO = REPO / "kmod" / "tcp_cocktail.ko"
+
+
+class Policy:
+    def __init__(self, name, cc, ssai, label, cocktail=None):
+        self.name, self.cc, self.ssai, self.label = name, cc, ssai, label
+        self.cocktail = cocktail or {}
+
+    def __repr__(self):
+        return "Policy(%s)" % self.name
+
+
+KERNEL = [
+    Policy("linux-default", "cubic", 1, "Linux default (CUBIC, SSAI=1)"),
+    Policy("cubic-nossai", "cubic", 0, "CUBIC, SSAI=0"),
+    Policy("bbr", "bbr", 1, "BBR"),
+    Policy("reno-ssr", "reno", 1, "Reno, SSAI=1 (classic SSR)"),
+]
+COCKTAIL = [Policy("cocktail-%s" % r, "cocktail", 1, "cocktail restart=%s" % r,
+                   {"restart": r}) for r in ("ssr", "decay", "keep", "pace",
+                                             "auto")]
+ALL = KERNEL + COCKTAIL
+BY_NAME = {p.name: p for p in ALL}
+BASELINE = "linux-default"
+
+
+def cocktail_status():
+    """(usable, reason): the module is loaded, or loadable from kmod/."""
+    if PARAMS.is_dir():
+        return True, "loaded"
+    if not KO.exists():
+        return False, "kmod/tcp_cocktail.ko not built (module not landed)"
+    if os.geteuid() != 0:
+        return False, "not root"
+    r = netns.sh("insmod %s" % KO, check=False)
+    if PARAMS.is_dir():
+        return True, "loaded from kmod/"
+    return False, "insmod kmod/tcp_cocktail.ko failed"
+
+
+def available(names=None, log=print):
+    """The policies that can run here; skipped ones are logged with why."""
+    want = [BY_NAME[n] for n in names] if names else ALL
+    ok, why = cocktail_status() if any(p.cc == "cocktail" for p in want) \
+        else (True, "")
+    netns.sh("modprobe tcp_bbr", check=False)
+    avail = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+    kernel_ccs = avail.read_text().split() if avail.exists() else []
+    out = []
+    for p in want:
+        if p.cc == "cocktail" and not ok:
+            log("skip %s: %s" % (p.name, why))
+        elif p.cc != "cocktail" and p.cc not in kernel_ccs:
+            log("skip %s: %s not available" % (p.name, p.cc))
+        else:
+            out.append(p)
+    return out
+
+
+def set_params(values):
+    for k, v in values.items():
+        (PARAMS / k).write_text("%s\n" % v)
+
+
+def get_params():
+    if not PARAMS.is_dir():
+        return {}
+    out = {}
+    for f in sorted(PARAMS.iterdir()):
+        try:
+            out[f.name] = f.read_text().strip()
+        except OSError:
+            pass
+    return out
+
+
+def tcp_tune():
+    t = REPO / "scripts" / "tcp-tune"
+    return t if t.exists() and os.access(t, os.X_OK) else None
+
+
+def apply(policy, ns_list, extra_params=None):
+    """Set POLICY's namespace sysctl in every namespace of NS_LIST and its
+    module parameters (plus EXTRA_PARAMS, e.g. iw).  Returns a description
+    of what was applied, for the CSV."""
+    for ns in ns_list:
+        netns.sysctl(ns, "net.ipv4.tcp_slow_start_after_idle", policy.ssai)
+    if policy.cc == "cocktail":
+        params = dict(policy.cocktail)
+        params.update(extra_params or {})
+        set_params(params)
+        return ";".join("%s=%s" % kv for kv in sorted(params.items()))
+    return "ssai=%d" % policy.ssai

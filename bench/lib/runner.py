@@ -1,0 +1,104 @@
+"""Run one bench scenario (inside the VM, as root) and write its results:
+
+    bench/results/<scenario>/runs.csv    one row per run
+    bench/results/<scenario>/table.md    the scenario's tables
+    bench/results/<scenario>/*.png       plots
+    bench/results/<scenario>/meta.json   kernel, CPU, date, commit, tc
+
+Usage: python -m bench.lib.runner SCENARIO [--quick] [--reps N]
+       [--out DIR] [--only K=V,...] [--report-only]
+"""
+import argparse
+import importlib
+import os
+import sys
+import time
+from pathlib import Path
+
+from . import meta, table
+
+REPO = Path(__file__).resolve().parents[2]
+SCENARIOS = ("restart", "iw", "keepalive", "phttp", "overhead", "ooo")
+
+
+class Context:
+    def __init__(self, name, args, outdir):
+        self.name = name
+        self.quick = args.quick
+        self.reps = args.reps
+        self.only = args.only
+        self.outdir = outdir
+        self.tc = []
+        self.extra = {}
+        self.notes = []
+        self.t_start = time.monotonic()
+
+    def log(self, msg):
+        print("[%s %6.0fs] %s" % (self.name, time.monotonic() - self.t_start,
+                                  msg), flush=True)
+
+    def save(self, rows):
+        """Write runs.csv now (partial results survive an interrupted run)."""
+        if rows:
+            table.write_csv(self.outdir / "runs.csv", rows)
+
+    def note(self, msg):
+        self.log(msg)
+        self.notes.append(msg)
+
+
+def parse_only(text):
+    out = {}
+    for part in filter(None, (text or "").split(",")):
+        if "=" not in part:
+            raise SystemExit("--only wants K=V[,K=V...], got %r" % part)
+        k, v = part.split("=", 1)
+        out.setdefault(k, []).append(v)
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="bench/run")
+    ap.add_argument("scenario", choices=SCENARIOS)
+    ap.add_argument("--quick", action="store_true",
+                    help="the small subset used by bench-quick")
+    ap.add_argument("--reps", type=int, default=None,
+                    help="repetitions per cell (default: scenario's)")
+    ap.add_argument("--out", default=None,
+                    help="output directory (default bench/results/SCENARIO)")
+    ap.add_argument("--only", default="",
+                    help="restrict the grid, e.g. delay_ms=50,burst=100")
+    ap.add_argument("--report-only", action="store_true",
+                    help="rebuild table/plots from an existing runs.csv")
+    args = ap.parse_args(argv)
+    if args.reps is not None and not 1 <= args.reps <= 1000:
+        ap.error("--reps must be 1..1000")
+    args.only = parse_only(args.only)
+    outdir = Path(args.out) if args.out else REPO / "bench" / "results" / \
+        args.scenario
+    mod = importlib.import_module("bench.scenarios." + args.scenario)
+    ctx = Context(args.scenario, args, outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    if args.report_only:
+        rows = table.read_csv(outdir / "runs.csv")
+        mod.report(ctx, rows)
+        return 0
+    if os.geteuid() != 0:
+        print("bench/run: must run as root inside the VM (bench/run does "
+              "that through scripts/vm-run)", file=sys.stderr)
+        return 2
+    rows = mod.run(ctx)
+    ctx.save(rows)
+    m = meta.collect(args.scenario, {"quick": args.quick, "reps": ctx.reps,
+                                     "only": args.only}, ctx.tc, ctx.extra)
+    m["notes"] = ctx.notes
+    m["duration_s"] = round(time.monotonic() - ctx.t_start, 1)
+    m["runs"] = len(rows)
+    meta.write(outdir / "meta.json", m)
+    mod.report(ctx, rows)
+    ctx.log("done: %d rows in %s" % (len(rows), outdir))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

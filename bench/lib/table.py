@@ -1,0 +1,209 @@
+"""CSV in/out and markdown tables for bench results.
+
+A result row is a flat dict.  The restart-style table groups rows into one
+table per GROUP key tuple, one line per ROW key value, one column per
+policy; each cell is
+
+    median (min-max) seconds, xI ratio to the ideal, xB ratio to the
+    baseline policy, and the median burst retransmissions
+
+followed by the cell's winner (fastest median) with its margin over the
+runner-up, and, when an `auto` policy is present, how far `auto` is from the
+fastest policy and whether its retransmissions exceed SSR's.
+"""
+import csv
+import io
+
+from . import stats
+
+
+def write_csv(path, rows, fields=None):
+    if fields is None:
+        fields = []
+        for r in rows:
+            for k in r:
+                if k not in fields:
+                    fields.append(k)
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, extrasaction="raise")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: r.get(k, "") for k in fields})
+
+
+def _num(v):
+    if v is None or v == "":
+        return None
+    try:
+        return float(v)
+    except ValueError:
+        return v
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return [{k: _num(v) for k, v in r.items()} for r in csv.DictReader(f)]
+
+
+def fmt(v, digits=3):
+    if v is None:
+        return "n/a"
+    if abs(v) >= 100:
+        return "%.0f" % v
+    return ("%%.%dg" % digits) % v if abs(v) < 1 else ("%%.%df" % (digits - 1)) % v
+
+
+def fmt_range(s, digits=3):
+    """'median (min–max)' from a stats.summarize() dict."""
+    if not s or s["n"] == 0:
+        return "n/a"
+    if s["n"] == 1:
+        return fmt(s["median"], digits)
+    return "%s (%s–%s)" % (fmt(s["median"], digits), fmt(s["min"], digits),
+                           fmt(s["max"], digits))
+
+
+def _key(row, keys):
+    return tuple(row.get(k) for k in keys)
+
+
+def _order(values):
+    """Stable order: numbers ascending, others by first appearance."""
+    seen = []
+    for v in values:
+        if v not in seen:
+            seen.append(v)
+    if all(isinstance(v, (int, float)) for v in seen):
+        return sorted(seen)
+    return seen
+
+
+def cells(rows, group, row_key, policy_key="policy", value="seconds",
+          ideal="ideal_s", retrans="burst_retrans"):
+    """{(group tuple, row value, policy): summary dict} over ROWS; rows whose
+    VALUE is missing (failed runs) count in 'failed'."""
+    acc = {}
+    for r in rows:
+        k = (_key(r, group), r.get(row_key), r.get(policy_key))
+        a = acc.setdefault(k, {"v": [], "ideal": [], "rtx": [], "failed": 0})
+        if r.get(value) in (None, ""):
+            a["failed"] += 1
+            continue
+        a["v"].append(r[value])
+        if r.get(ideal) not in (None, ""):
+            a["ideal"].append(r[ideal])
+        if r.get(retrans) not in (None, ""):
+            a["rtx"].append(r[retrans])
+    out = {}
+    for k, a in acc.items():
+        s = stats.summarize(a["v"])
+        s["ideal"] = stats.median(a["ideal"])
+        s["rtx"] = stats.median(a["rtx"])
+        s["rtx_max"] = max(a["rtx"]) if a["rtx"] else None
+        s["failed"] = a["failed"]
+        out[k] = s
+    return out
+
+
+def verdict(percell, policies, auto="cocktail-auto", ssr="cocktail-ssr"):
+    """Winner and auto's standing for one table line: dict with keys
+    winner, margin (runner-up/winner - 1), auto_gap (auto/winner - 1),
+    auto_rtx_ok (auto's median retrans <= SSR's), or None entries."""
+    meds = [(percell[p]["median"], p) for p in policies
+            if p in percell and percell[p]["median"] is not None]
+    meds.sort()
+    v = {"winner": None, "margin": None, "auto_gap": None,
+         "auto_rtx_ok": None}
+    if not meds:
+        return v
+    v["winner"] = meds[0][1]
+    if len(meds) > 1 and meds[0][0] > 0:
+        v["margin"] = meds[1][0] / meds[0][0] - 1
+    a = percell.get(auto)
+    if a and a["median"] is not None and meds[0][0] > 0:
+        v["auto_gap"] = a["median"] / meds[0][0] - 1
+        s = percell.get(ssr)
+        if s and s["rtx"] is not None and a["rtx"] is not None:
+            v["auto_rtx_ok"] = a["rtx"] <= s["rtx"]
+    return v
+
+
+def pct(x):
+    return "n/a" if x is None else "%+.0f%%" % (100 * x)
+
+
+def markdown(rows, group, row_key, policies, baseline, title_fmt,
+             row_label, published=None, published_cols=(), value="seconds",
+             auto="cocktail-auto", ssr="cocktail-ssr"):
+    """Markdown text: one table per group.  PUBLISHED maps
+    (group tuple, row value, column) -> number for the published columns."""
+    cs = cells(rows, group, row_key, value=value)
+    groups = _order([_key(r, group) for r in rows])
+    present = [p for p in policies if any(k[2] == p for k in cs)]
+    out = io.StringIO()
+    for g in groups:
+        out.write("\n### %s\n\n" % title_fmt.format(**dict(zip(group, g))))
+        head = [row_label, "ideal s"] + present + ["fastest (margin)"]
+        if auto in present:
+            head.append("auto vs fastest")
+        head += ["published %s" % c for c in published_cols]
+        out.write("| " + " | ".join(head) + " |\n")
+        out.write("|" + "---|" * len(head) + "\n")
+        rvals = _order([r.get(row_key) for r in rows if _key(r, group) == g])
+        for rv in rvals:
+            percell = {p: cs[(g, rv, p)] for p in present if (g, rv, p) in cs}
+            ideal = stats.median([c["ideal"] for c in percell.values()])
+            base = percell.get(baseline, {}).get("median")
+            line = [fmt(rv) if isinstance(rv, float) else str(rv), fmt(ideal)]
+            for p in present:
+                c = percell.get(p)
+                if c is None or c["n"] == 0:
+                    line.append("failed" if c and c["failed"] else "—")
+                    continue
+                bits = [fmt_range(c)]
+                if ideal:
+                    bits.append("×%.2f ideal" % (c["median"] / ideal))
+                if base and p != baseline:
+                    bits.append("×%.2f base" % (c["median"] / base))
+                if c["rtx"] is not None:
+                    bits.append("%s rtx" % fmt(c["rtx"]))
+                if c["failed"]:
+                    bits.append("%d failed" % c["failed"])
+                line.append("<br>".join(bits))
+            v = verdict(percell, present, auto=auto, ssr=ssr)
+            line.append("%s (%s)" % (v["winner"], pct(v["margin"]))
+                        if v["winner"] else "n/a")
+            if auto in present:
+                ok = {True: "rtx ≤ SSR", False: "rtx > SSR",
+                      None: "rtx n/a"}[v["auto_rtx_ok"]]
+                line.append("%s, %s" % (pct(v["auto_gap"]), ok))
+            for c in published_cols:
+                pv = (published or {}).get((g, rv, c))
+                line.append(fmt(pv, 4) if pv is not None else "—")
+            out.write("| " + " | ".join(line) + " |\n")
+    return out.getvalue()
+
+
+def auto_summary(rows, group, row_key, policies, auto="cocktail-auto",
+                 ssr="cocktail-ssr", goal=0.10):
+    """Lines saying, per table line, where `auto` misses the goal (within
+    GOAL of the fastest median, retransmissions no higher than SSR's)."""
+    cs = cells(rows, group, row_key)
+    lines, n, ok = [], 0, 0
+    for (g, rv) in _order([(k[0], k[1]) for k in cs]):
+        percell = {p: cs[(g, rv, p)] for p in policies if (g, rv, p) in cs}
+        if auto not in percell:
+            continue
+        v = verdict(percell, policies, auto=auto, ssr=ssr)
+        if v["auto_gap"] is None:
+            continue
+        n += 1
+        good = v["auto_gap"] <= goal and v["auto_rtx_ok"] is not False
+        ok += good
+        if not good:
+            lines.append("- %s %s=%s: auto %s vs fastest (%s)%s" % (
+                "/".join(str(x) for x in g), row_key, rv, pct(v["auto_gap"]),
+                v["winner"], "" if v["auto_rtx_ok"] is not False
+                else ", retransmits more than SSR"))
+    head = "auto met the goal in %d of %d cells" % (ok, n)
+    return head, lines

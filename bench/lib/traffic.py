@@ -1,0 +1,189 @@
+"""Traffic for the bench, in one Python process: sockets are created by
+threads that entered the right network namespace (netns.NsThread); once
+created they work from any thread, so sender, receiver and cross traffic
+share one monotonic clock and no process start-up (2+ s under TCG) sits
+inside a measurement.
+
+This is the bench's own minimal traffic (a TCP connection whose sender
+writes N segments on command, and constant-bit-rate UDP cross traffic).
+"""
+import socket
+import threading
+import time
+
+from . import netns, tcpinfo
+
+
+def _listen(addr, port):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((addr, port))
+    s.listen(8)
+    return s
+
+
+def _connect(addr, port, clamp, timeout):
+    c = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if clamp:
+        c.setsockopt(socket.IPPROTO_TCP, tcpinfo.TCP_WINDOW_CLAMP, clamp)
+    c.settimeout(timeout)
+    c.connect((addr, port))
+    return c
+
+
+class Listener:
+    """A listening socket created inside netns NS."""
+
+    def __init__(self, ns, addr, port):
+        t = netns.NsThread(ns, _listen, addr, port)
+        t.start()
+        self.sock = t.join_result(30)
+        self.addr, self.port = addr, port
+
+    def close(self):
+        self.sock.close()
+
+
+def tcp_pair(listener, client_ns, cc, clamp=0, nodelay=True, timeout=60):
+    """(server side, client side) of a new connection from CLIENT_NS to
+    LISTENER.  The server side gets congestion control CC and TCP_NODELAY
+    (Nagle off) before any data; CLAMP (bytes) is the client's
+    TCP_WINDOW_CLAMP, set before connect."""
+    t = netns.NsThread(client_ns, _connect, listener.addr, listener.port,
+                       clamp, timeout)
+    t.start()
+    listener.sock.settimeout(timeout)
+    srv, _ = listener.sock.accept()
+    cli = t.join_result(timeout)
+    tcpinfo.set_congestion(srv, cc)
+    if nodelay:
+        srv.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    srv.settimeout(timeout)
+    return srv, cli
+
+
+class Writer(threading.Thread):
+    """sendall(NBYTES) on SOCK in the background; .t0 is the monotonic time
+    just before the write started."""
+
+    def __init__(self, sock, nbytes):
+        super().__init__(daemon=True)
+        self.sock, self.nbytes = sock, nbytes
+        self.t0 = None
+        self.error = None
+
+    def run(self):
+        buf = b"x" * self.nbytes
+        self.t0 = time.monotonic()
+        try:
+            self.sock.sendall(buf)
+        except OSError as e:
+            self.error = e
+
+
+def recv_exact(sock, n, deadline):
+    """Read exactly N bytes; return the monotonic time of the last byte."""
+    got = 0
+    while got < n:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("received %d of %d bytes" % (got, n))
+        sock.settimeout(left)
+        b = sock.recv(min(1 << 20, n - got))
+        if not b:
+            raise ConnectionError("peer closed after %d of %d bytes" %
+                                  (got, n))
+        got += len(b)
+    return time.monotonic()
+
+
+def send_and_time(srv, cli, nbytes, timeout):
+    """Write NBYTES on SRV, read them on CLI: (t0, t_last)."""
+    w = Writer(srv, nbytes)
+    w.start()
+    t_last = recv_exact(cli, nbytes, time.monotonic() + timeout)
+    w.join(timeout)
+    if w.error:
+        raise w.error
+    return w.t0, t_last
+
+
+def wait_acked(sock, timeout):
+    """Wait until SOCK has no unacknowledged data; its tcp_info then."""
+    end = time.monotonic() + timeout
+    while True:
+        i = tcpinfo.info(sock)
+        if i["unacked"] == 0 or time.monotonic() > end:
+            return i
+        time.sleep(0.005)
+
+
+def _udp(bind=None):
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    if bind:
+        u.bind(bind)
+    return u
+
+
+class CrossTraffic:
+    """Constant-bit-rate UDP from each (sender ns, receiver ns, receiver
+    addr) flow at RATE_KBIT, in frames of FRAME bytes on the wire
+    (payload = FRAME - 42).  Sinks are bound so no ICMP comes back; the
+    data is never read (the receivers' buffers drop it, after the
+    bottleneck)."""
+
+    def __init__(self, flows, rate_kbit, frame=1514, port=9000):
+        self.rate_kbit, self.frame = rate_kbit, frame
+        self.socks = []
+        self.sinks = []
+        for sns, rns, raddr in flows:
+            t = netns.NsThread(rns, _udp, (raddr, port))
+            t.start()
+            self.sinks.append(t.join_result(30))
+            t = netns.NsThread(sns, _udp)
+            t.start()
+            self.socks.append((t.join_result(30), (raddr, port)))
+        self._stop = threading.Event()
+        self._thread = None
+        self.sent = 0
+
+    def start(self):
+        if not self.socks or self.rate_kbit <= 0:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        payload = b"c" * (self.frame - 42)
+        interval = self.frame * 8 / (self.rate_kbit * 1000.0)
+        n = len(self.socks)
+        nxt = time.monotonic()
+        i = 0
+        while not self._stop.is_set():
+            s, dst = self.socks[i % n]
+            try:
+                s.sendto(payload, dst)
+                self.sent += 1
+            except OSError:
+                pass
+            i += 1
+            nxt += interval / n
+            d = nxt - time.monotonic()
+            if d > 0:
+                self._stop.wait(d)
+            elif d < -1.0:          # fell far behind (loaded host): resync
+                nxt = time.monotonic()
+
+    def stop(self):
+        self._stop.set()
+        if self._thread:
+            self._thread.join(5)
+            self._thread = None
+
+    def close(self):
+        self.stop()
+        for s, _ in self.socks:
+            s.close()
+        for s in self.sinks:
+            s.close()

@@ -1,0 +1,233 @@
+"""restart: Chan (2001), dissertation section 3.3 / 5.2, tables 3.1-3.4 and
+5.1-5.4, on real Linux TCP.
+
+Topology (figure 3.1): senders s1..s4 -> router g1 -> router g2 ->
+receivers r1..r4; router buffer 15 packets (drop-tail: pfifo limit 15;
+RED: limit 15 packets, min 5, max 12); MSS 1460 (TCP timestamps off at the
+receiver, so a segment carries 1460 bytes); window capped at 22 segments
+(TCP_WINDOW_CLAMP at the receiver); receiver delayed ACKs on (Linux
+default); Nagle off at the sender (TCP_NODELAY).
+
+Bottleneck: the dissertation does not state its rate.  With three 512
+kbit/s cross-traffic sources, a 2 Mbit/s link leaves 464 kbit/s, and 100
+segments of 1514 B on the wire then need 2.6 s: its 100-segment times are
+2.5-4 s at 10-100 ms, and its 1000-segment times are about ten times those.
+So profile `chan2m` is 2 Mbit/s.  Profile `modern50m` is 50 Mbit/s with a
+buffer of one BDP at 50 ms RTT (206 packets), default windows (no clamp,
+timestamps on), cross traffic scaled to the same 77% share of the link.
+
+One run: s1 sends 1000 segments to r1 alone (warm-up) and waits for the
+last ACK; the connection then idles 1.5 RTO (measured from the last data
+sent, RTO from tcp_info); cross traffic s2..s4 -> r2..r4 starts at the
+beginning of the idle period; then s1 writes the burst.  Time = the
+receiver's last byte minus the sender's write (one process, one clock).
+Ideal = one-way delay + burst bytes on the wire / (rate - cross rate).
+Burst retransmissions = tcpi_total_retrans after the burst is acked minus
+just before the idle period.  Bottleneck drops are counted over the burst.
+"""
+import itertools
+import time
+
+from bench.lib import netns, plot, policies, published, table, traffic
+
+PROFILES = {
+    "chan2m": dict(rate_kbit=2000, queue_pkts=15, clamp_segs=22,
+                   timestamps=0, cross_kbit=512),
+    "modern50m": dict(rate_kbit=50000, queue_pkts=206, clamp_segs=0,
+                      timestamps=1, cross_kbit=12800),
+}
+FULL = [
+    dict(profile="chan2m", queues=["droptail", "red"],
+         delays=[10, 20, 30, 50, 100, 150, 200, 300],
+         bursts=[100, 200, 500, 1000]),
+    dict(profile="modern50m", queues=["droptail"], delays=[10, 25, 50, 100],
+         bursts=[100, 1000]),
+]
+QUICK = [dict(profile="chan2m", queues=["droptail"], delays=[20, 150],
+              bursts=[100])]
+WARM_SEGS = 1000
+IDLE_RTO = 1.5
+PORT = 5001
+
+
+def ideal_s(p, delay_ms, burst, mss):
+    hdr = 40 + (12 if p["timestamps"] else 0) + 14
+    free = (p["rate_kbit"] - 3 * p["cross_kbit"]) * 1000.0
+    return delay_ms / 1000.0 + burst * (mss + hdr) * 8 / free
+
+
+def one_run(topo, lst, p, pol, burst, delay_ms):
+    """One warm-up / idle / burst run; returns the CSV row fields."""
+    s1, r1 = topo.ns("s1"), topo.ns("r1")
+    params = policies.apply(pol, [s1])
+    clamp = p["clamp_segs"] * 1460
+    slow = 3.0 + delay_ms / 50.0          # generous timeouts under TCG
+    srv, cli = traffic.tcp_pair(lst, r1, pol.cc, clamp=clamp,
+                                timeout=120 * slow)
+    cross = traffic.CrossTraffic(
+        [(topo.ns("s%d" % i), topo.ns("r%d" % i), topo.raddr(i))
+         for i in range(2, topo.n + 1)], p["cross_kbit"])
+    row = {"params": params, "congestion": traffic.tcpinfo.congestion(srv)}
+    try:
+        mss = traffic.tcpinfo.info(srv)["snd_mss"]
+        traffic.send_and_time(srv, cli, WARM_SEGS * mss, 120 * slow)
+        before = traffic.wait_acked(srv, 10 * slow)
+        rto_s = before["rto"] / 1e6
+        cross.start()                       # idle period begins
+        idle = IDLE_RTO * rto_s - before["last_data_sent"] / 1000.0
+        t_idle0 = time.monotonic()
+        if idle > 0:
+            time.sleep(idle)
+        drops0 = topo.drops()
+        pre = traffic.tcpinfo.info(srv)
+        t0, t_last = traffic.send_and_time(srv, cli, burst * mss, 120 * slow)
+        after = traffic.wait_acked(srv, 10 * slow)
+        row.update({
+            "seconds": round(t_last - t0, 6),
+            "ideal_s": round(ideal_s(p, delay_ms, burst, mss), 6),
+            "burst_retrans": after["total_retrans"] - before["total_retrans"],
+            "warm_retrans": before["total_retrans"],
+            "bottleneck_drops": topo.drops() - drops0,
+            "mss": mss,
+            "rto_ms": round(rto_s * 1000, 1),
+            "idle_s": round(t0 - t_idle0 + before["last_data_sent"] / 1000.0,
+                            3),
+            "srtt_ms": round(before["rtt"] / 1000.0, 1),
+            "min_rtt_ms": round(before["min_rtt"] / 1000.0, 1),
+            "cwnd_before_idle": before["snd_cwnd"],
+            "cwnd_at_burst": pre["snd_cwnd"],
+            "cwnd_after": after["snd_cwnd"],
+            "cross_pkts": cross.sent,
+        })
+        row["ratio_ideal"] = round(row["seconds"] / row["ideal_s"], 4)
+    finally:
+        cross.close()
+        srv.close()
+        cli.close()
+    return row
+
+
+def _grid(ctx):
+    grid = QUICK if ctx.quick else FULL
+    only = ctx.only
+    for g in grid:
+        if "profile" in only and g["profile"] not in only["profile"]:
+            continue
+        for q in g["queues"]:
+            if "queue" in only and q not in only["queue"]:
+                continue
+            for d in g["delays"]:
+                if "delay_ms" in only and str(d) not in only["delay_ms"]:
+                    continue
+                bursts = [b for b in g["bursts"] if "burst" not in only or
+                          str(b) in only["burst"]]
+                if bursts:
+                    yield g["profile"], q, d, bursts
+
+
+def run(ctx):
+    ctx.reps = ctx.reps or (1 if ctx.quick else 5)
+    names = ctx.only.get("policy")
+    pols = policies.available(names, log=ctx.note)
+    if not pols:
+        raise SystemExit("restart: no policy can run here")
+    ctx.extra["policies"] = [p.name for p in pols]
+    ctx.extra["cocktail_params_at_start"] = policies.get_params()
+    rows = []
+    order = itertools.count()
+    for prof, q, d, bursts in _grid(ctx):
+        p = PROFILES[prof]
+        topo = netns.Dumbbell(prefix="br", senders=4,
+                              rate_kbit=p["rate_kbit"], delay_ms=d,
+                              queue_pkts=p["queue_pkts"], queue=q)
+        topo.up()
+        try:
+            for ns in (topo.ns("s1"), topo.ns("r1")):
+                netns.sysctl(ns, "net.ipv4.tcp_no_metrics_save", 1)
+                netns.sysctl(ns, "net.ipv4.tcp_timestamps", p["timestamps"])
+            ctx.tc.extend(t for t in topo.tc if t not in ctx.tc)
+            lst = traffic.Listener(topo.ns("s1"), topo.saddr(1), PORT)
+            for rep in range(ctx.reps):
+                for burst in bursts:
+                    k = rep % len(pols)   # rotate the order every repetition
+                    for pol in pols[k:] + pols[:k]:
+                        base = {"profile": prof, "queue": q, "delay_ms": d,
+                                "burst": burst, "policy": pol.name,
+                                "rep": rep, "order": next(order)}
+                        t = time.monotonic()
+                        try:
+                            base.update(one_run(topo, lst, p, pol, burst, d))
+                        except (OSError, TimeoutError, RuntimeError) as e:
+                            base["error"] = "%s: %s" % (type(e).__name__, e)
+                        base["wall_s"] = round(time.monotonic() - t, 1)
+                        rows.append(base)
+                        ctx.log("%s %s d=%d b=%d %-14s %s s (ideal %s) "
+                                "rtx %s wall %s" % (
+                                    prof, q, d, burst, pol.name,
+                                    base.get("seconds"), base.get("ideal_s"),
+                                    base.get("burst_retrans"),
+                                    base["wall_s"]))
+                ctx.save(rows)
+            lst.close()
+        finally:
+            topo.down()
+    return rows
+
+
+def _published(rows):
+    pub = published.chan()
+    out = {}
+    for (q, b, d, pol), v in pub.items():
+        out[(("chan2m", q, b), d, pol)] = v
+    return out
+
+
+def report(ctx, rows):
+    rows = [r for r in rows if r.get("policy")]
+    names = [p.name for p in policies.ALL]
+    group = ["profile", "queue", "burst"]
+    md = ["# restart: idle-restart burst completion time (Chan 2001 "
+          "tables 3.1-3.4, 5.1-5.4)\n",
+          "Measured inside the test VM (%s runs). Each cell: median "
+          "(min–max) seconds over repetitions; ×ideal = median / ideal "
+          "(one-way delay + burst bytes at the bottleneck rate left by the "
+          "cross traffic); ×base = median / Linux default's median; rtx = "
+          "median burst retransmissions (tcpi_total_retrans after the "
+          "burst minus just before the idle period). Published columns: "
+          "Chan's ns-2 numbers (bench/published/chan2001_restart.csv); "
+          "RBP is rate-based pacing, CWV is RFC 2861 decay.\n" % len(rows)]
+    md += ["- %s\n" % n for n in ctx.notes]
+    errs = [r for r in rows if r.get("error")]
+    if errs:
+        md.append("\n%d runs failed: %s\n" % (len(errs), "; ".join(
+            sorted({str(r["error"])[:80] for r in errs}))))
+    md.append(table.markdown(
+        rows, group, "delay_ms", names, policies.BASELINE,
+        "{profile}, {queue}, burst {burst} segments", "one-way delay ms",
+        published=_published(rows),
+        published_cols=("SSR", "RBP", "CWV", "Cocktail")))
+    head, lines = table.auto_summary(rows, group, "delay_ms", names)
+    md.append("\n## auto vs the fastest policy\n\n%s (goal: within 10%%, "
+              "retransmissions no higher than cocktail-ssr).\n" % head)
+    md += [ln + "\n" for ln in lines]
+    (ctx.outdir / "table.md").write_text("".join(md))
+    pub = published.chan()
+    for prof, q, b in sorted({(r["profile"], r["queue"], int(r["burst"]))
+                              for r in rows}):
+        series = {}
+        for r in rows:
+            if (r["profile"], r["queue"], int(r["burst"])) != (prof, q, b):
+                continue
+            s = series.setdefault(r["policy"], {})
+            s.setdefault(r["delay_ms"], []).append(r.get("seconds"))
+        series = {k: sorted(v.items()) for k, v in series.items()}
+        pubs = {}
+        if prof == "chan2m":
+            for pol in ("SSR", "RBP", "Cocktail"):
+                pts = [(d, v) for (qq, bb, d, pp), v in pub.items()
+                       if qq == q and bb == b and pp == pol]
+                if pts:
+                    pubs["Chan %s (ns-2)" % pol] = pts
+        plot.lines(ctx.outdir / ("%s-%s-%d.png" % (prof, q, b)),
+                   "restart %s %s burst %d: completion time" % (prof, q, b),
+                   "one-way delay (ms)", "seconds", series, pubs)
