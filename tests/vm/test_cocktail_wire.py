@@ -1,0 +1,233 @@
+"""Issue 2, tests 1-4: the cocktail module's behaviour seen on the wire.
+
+Topology: server -- router -- client (scripts/netem-topo), 100 ms RTT,
+10 Mbit/s bottleneck unless a test says otherwise. Every capture is taken on
+the router's interface toward the server: the server's segments appear there
+as it emitted them (no shaping before), its ACKs when the server gets them.
+The "first flight" is the run of server data segments after an idle gap up
+to the first ACK that covers any of them (netlab.first_flight).
+
+Restart tests run with cwv=0 so that what is measured is the restart policy
+alone (cwv=1/2 add their own decay after application-limited idle).
+"""
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import netlab  # noqa: E402
+from netlab import (Capture, Topo, Trace, first_flight, gaps,  # noqa: E402
+                    median, read_pcap)
+from conftest import get_param, insmod, module_loaded, rmmod, set_param, sh  # noqa: E402
+
+MOD = "tcp_cocktail"
+OUT = netlab.REPO / "build" / "vm" / "cocktail_wire"
+PORT = 8200
+WARM = dict(warm_cwnd=30, warm_segs=60, warm_max=10)
+
+
+@pytest.fixture(scope="module")
+def cocktail():
+    ko = netlab.REPO / "kmod" / (MOD + ".ko")
+    if not ko.exists():
+        pytest.fail("%s is not built (make modules MODS=kmod/tcp_cocktail.o)"
+                    % ko)
+    loaded_here = not module_loaded(MOD)
+    if loaded_here:
+        insmod(MOD)
+    saved = {p: get_param(MOD, p) for p in ("iw", "restart", "auto_rtt_us",
+                                            "cwv", "pace_iw")}
+    allowed = sh("sysctl -n net.ipv4.tcp_allowed_congestion_control").stdout.split()
+    if "cocktail" not in allowed:
+        sh("sysctl -qw net.ipv4.tcp_allowed_congestion_control='%s'" %
+           " ".join(allowed + ["cocktail"]))
+    yield
+    for p, v in saved.items():
+        set_param(MOD, p, v)
+    sh("sysctl -qw net.ipv4.tcp_allowed_congestion_control='%s'" %
+       " ".join(allowed))
+    if loaded_here:
+        rmmod(MOD)
+
+
+@pytest.fixture(scope="module")
+def topo(cocktail):
+    with Topo(rtt=100, rate="10mbit", limit=100) as t:
+        t.srv = t.ka_server(port=PORT, cc="cocktail")
+        yield t
+
+
+def params(**kw):
+    for k, v in kw.items():
+        set_param(MOD, k, v)
+        assert get_param(MOD, k) == str(v), k
+
+
+def restart_events(lines, port=PORT):
+    """Parsed tcp_cocktail:restart events of the server port."""
+    out = []
+    for ln in lines:
+        if "restart:" not in ln or "sport=%d " % port not in ln:
+            continue
+        out.append(dict(re.findall(r"(\w+)=(\S+)", ln.split("restart:", 1)[1])))
+    return out
+
+
+def case(t, name, flight_idle=0.3, **client):
+    """One client run with a capture at the router (toward the server) and
+    the restart tracepoint on. Returns (client JSON, first flight, events)."""
+    pcap = OUT / (name + ".pcap")
+    with Trace("tcp_cocktail/restart") as tr, \
+            Capture(t.capture_ns, t.capture_dev, pcap,
+                    "tcp port %d" % PORT) as cap:
+        res = t.ka_client(port=PORT, **client)
+    assert cap.dropped == 0, "tcpdump dropped packets"
+    pkts = read_pcap(pcap)
+    after = None if client.get("fresh") else res["request_time"]
+    fl = first_flight(pkts, t.server_addr, after=after, idle=flight_idle)
+    assert fl, "no first flight found in %s" % pcap
+    assert res["after"]["ca"] == "cocktail", res["after"]["ca"]
+    return res, fl, restart_events(tr.lines)
+
+
+def describe(res, fl, ev):
+    b = res.get("before") or {}
+    return ("flight=%d segs, gaps(ms)=%s, cwnd before=%s after=%s rto=%s "
+            "delivery_rate=%s events=%s" % (
+                len(fl), [round(g * 1e3, 2) for g in gaps(fl)][:40],
+                b.get("snd_cwnd"), res["after"]["snd_cwnd"], b.get("rto"),
+                b.get("delivery_rate"), ev))
+
+
+# ---------------------------------------------------------------- test 1: IW
+
+@pytest.mark.parametrize("iw,expect", [("2", 2), ("4", 4), ("10", 10),
+                                       ("rfc3390", 3)])
+def test_iw(topo, iw, expect):
+    params(iw=iw, cwv=0, pace_iw=0)
+    res, fl, _ = case(topo, "iw_%s" % iw, fresh=True, segments=30)
+    assert res["mss"] == 1448
+    assert len(fl) == expect, describe(res, fl, [])
+
+
+def test_iw_route_initcwnd_wins(topo):
+    """A route's initcwnd beats the module's iw; the algorithm is selected
+    per namespace here (tcp_congestion_control in the server namespace)."""
+    params(iw=10, cwv=0, pace_iw=0)
+    gw = topo.pairs[0]["server_gw"]
+    port = PORT + 1
+    old = topo.sysctl(topo.server, "net.ipv4.tcp_congestion_control")
+    topo.sysctl(topo.server, "net.ipv4.tcp_congestion_control", "cocktail")
+    topo.run(topo.server, ["ip", "route", "replace", "default", "via", gw,
+                           "dev", "to-r", "initcwnd", "6"])
+    srv = topo.ka_server(port=port)  # no TCP_CONGESTION: the netns default
+    try:
+        pcap = OUT / "iw_route6.pcap"
+        with Capture(topo.capture_ns, topo.capture_dev, pcap,
+                     "tcp port %d" % port):
+            res = topo.ka_client(port=port, fresh=True, segments=30)
+        fl = first_flight(read_pcap(pcap), topo.server_addr)
+    finally:
+        topo.stop(srv)
+        topo.run(topo.server, ["ip", "route", "replace", "default", "via",
+                               gw, "dev", "to-r"])
+        topo.sysctl(topo.server, "net.ipv4.tcp_congestion_control", old)
+    assert res["after"]["ca"] == "cocktail"
+    assert len(fl) == 6, describe(res, fl, [])
+
+
+# ---------------------------------------------------------- test 2: restart
+
+def ref_gap(res):
+    """MSS / pre-idle delivery rate (seconds)."""
+    b = res["before"]
+    assert b["delivery_rate"] > 0, b
+    return b["snd_mss"] / b["delivery_rate"]
+
+
+@pytest.mark.parametrize("ssai", [0, 1])
+@pytest.mark.parametrize("policy", ["ssr", "keep", "pace"])
+def test_restart(topo, policy, ssai):
+    params(iw=10, restart=policy, cwv=0, pace_iw=0)
+    topo.sysctl(topo.server, "net.ipv4.tcp_slow_start_after_idle", ssai)
+    res, fl, ev = case(topo, "restart_%s_ssai%d" % (policy, ssai),
+                       segments=60, idle=2.0, **WARM)
+    info = describe(res, fl, ev)
+    assert res["warm_reached"] and res["before"]["snd_cwnd"] >= 30, info
+    assert [e["policy"] for e in ev] == [policy], info
+    ref = ref_gap(res)
+    if policy == "ssr":
+        assert len(fl) <= 10, info
+    elif policy == "keep":
+        assert len(fl) >= 30, info
+        assert median(gaps(fl)) < 0.2 * ref, "ref gap %.3f ms; %s" % (
+            ref * 1e3, info)
+    else:
+        assert len(fl) >= 30, info
+        m = median(gaps(fl))
+        assert 0.5 * ref <= m <= 1.5 * ref, \
+            "median gap %.3f ms, ref gap %.3f ms; %s" % (m * 1e3, ref * 1e3,
+                                                          info)
+
+
+@pytest.mark.parametrize("ssai", [0, 1])
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_restart_decay(topo, k, ssai):
+    """Idle (k + 0.5) RTOs (from tcpi_rto, as the server sees it) gives a
+    first flight of max(IW, cwnd >> k) (at most the 60 requested)."""
+    params(iw=10, restart="decay", cwv=0, pace_iw=0)
+    topo.sysctl(topo.server, "net.ipv4.tcp_slow_start_after_idle", ssai)
+    res, fl, ev = case(topo, "decay_k%d_ssai%d" % (k, ssai), segments=60,
+                       idle_rto=k + 0.5, **WARM)
+    info = describe(res, fl, ev)
+    cwnd = res["before"]["snd_cwnd"]
+    assert res["warm_reached"] and cwnd >= 30, info
+    assert [e["policy"] for e in ev] == ["decay"], info
+    expect = min(60, max(10, cwnd >> k))
+    assert len(fl) == expect, "expected %d; %s" % (expect, info)
+
+
+# ------------------------------------------------------------- test 3: auto
+
+@pytest.mark.parametrize("rtt,policy", [(20, "ssr"), (200, "pace")])
+def test_auto(cocktail, rtt, policy):
+    thr = int(get_param(MOD, "auto_rtt_us"))
+    assert 20000 < thr < 200000, "auto_rtt_us default %d not between" % thr
+    params(iw=10, restart="auto", cwv=0, pace_iw=0)
+    with Topo(rtt=rtt, rate="10mbit", limit=100) as t:
+        t.ka_server(port=PORT, cc="cocktail")
+        res, fl, ev = case(t, "auto_%dms" % rtt, segments=60, idle=2.0,
+                           **WARM)
+    info = describe(res, fl, ev)
+    assert res["before"]["snd_cwnd"] >= 30, info
+    assert len(ev) == 1 and ev[0]["requested"] == "auto", info
+    assert ev[0]["policy"] == policy, info
+    if policy == "ssr":
+        assert len(fl) <= 10, info
+    else:
+        ref = ref_gap(res)
+        assert len(fl) >= 30, info
+        m = median(gaps(fl))
+        assert 0.5 * ref <= m <= 1.5 * ref, \
+            "median gap %.3f ms, ref gap %.3f ms; %s" % (m * 1e3, ref * 1e3,
+                                                          info)
+
+
+# ------------------------------------------------ test 4: gap below the RTO
+
+@pytest.mark.parametrize("ssai", [0, 1])
+@pytest.mark.parametrize("policy", ["ssr", "decay", "pace"])
+def test_no_restart_below_rto(topo, policy, ssai):
+    """A pause shorter than the RTO (the server idles about half an RTO)
+    changes nothing: no restart event, the whole window goes out at once."""
+    params(iw=10, restart=policy, cwv=0, pace_iw=0)
+    topo.sysctl(topo.server, "net.ipv4.tcp_slow_start_after_idle", ssai)
+    res, fl, ev = case(topo, "short_%s_ssai%d" % (policy, ssai), segments=60,
+                       idle_rto=0.5, flight_idle=0.05, **WARM)
+    info = describe(res, fl, ev)
+    assert res["before"]["snd_cwnd"] >= 30, info
+    assert ev == [], info
+    assert len(fl) >= min(60, res["before"]["snd_cwnd"]) - 1, info
+    assert median(gaps(fl)) < 0.2 * ref_gap(res), info
