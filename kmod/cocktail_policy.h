@@ -146,9 +146,9 @@ static inline u32 cp_restart_decay(u32 cwnd, u32 iw, u32 idle, u32 rto)
 	u32 floor = cp_restart_ssr(cwnd, iw);
 	u32 halvings;
 
-	if (!rto || !idle)
-		return cp_max(cwnd, floor);
-	halvings = (idle - 1) / rto;
+	if (!rto)		/* infinitely many RTOs: the floor */
+		return floor;
+	halvings = idle ? (idle - 1) / rto : 0;
 	while (halvings-- && cwnd > floor)
 		cwnd >>= 1;
 	return cp_max(cwnd, floor);

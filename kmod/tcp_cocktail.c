@@ -46,8 +46,10 @@
  *
  * Pre-idle delivery rate: the kernel saves one rate sample per ACK in
  * tp->rate_delivered / rate_interval_us / rate_app_limited.  .cong_avoid
- * runs after tcp_rate_gen(), so it sees the fresh sample; samples that are
- * not application-limited feed a windowed max over 10..20 round trips.
+ * runs after tcp_rate_gen(), so it sees the fresh sample; samples feed a
+ * windowed max over 10..20 round trips (application-limited samples only
+ * when they raise it, as in BBR: keep-alive responses that fit in cwnd
+ * produce nothing but application-limited samples).
  * Rounds do not advance while idle, so the max survives the idle period.
  * Without a sample the rate is cwnd * mss / srtt.
  *
@@ -584,19 +586,22 @@ static void cocktail_update_round(struct sock *sk)
 	ca->round_delivered = tp->delivered;
 }
 
-/* Feed the kernel's saved rate sample into the windowed max. */
+/*
+ * Feed the kernel's saved rate sample into the windowed max.  An
+ * application-limited sample only says the path can do at least that
+ * much, so (as in BBR) it counts only when it raises the max.
+ */
 static void cocktail_sample_bw(struct sock *sk)
 {
 	struct cocktail *ca = inet_csk_ca(sk);
 	const struct tcp_sock *tp = tcp_sk(sk);
 	u64 bw;
 
-	if (tp->rate_app_limited)
-		return;
 	bw = cp_rate(tp->rate_delivered, tp->mss_cache, tp->rate_interval_us,
 		     CP_U64_MAX);
-	if (bw)
-		cp_maxwin_update(&ca->bw, ca->round, COCKTAIL_BW_ROUNDS, bw);
+	if (!bw || (tp->rate_app_limited && bw < cp_maxwin_get(&ca->bw)))
+		return;
+	cp_maxwin_update(&ca->bw, ca->round, COCKTAIL_BW_ROUNDS, bw);
 }
 
 static bool cocktail_app_limited_decay_ok(const struct sock *sk)

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host unit tests of kmod/cocktail_policy.h, the arithmetic of the cocktail
+ * congestion control.  One line per failed check, then "N passed, N failed".
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cocktail_policy.h"
+
+static unsigned int passed, failed;
+
+#define CHECK_EQ(got, want) check_eq((uint64_t)(got), (uint64_t)(want), \
+				     #got, __FILE__, __LINE__)
+#define CHECK(cond) CHECK_EQ(!!(cond), 1)
+
+static void check_eq(uint64_t got, uint64_t want, const char *expr,
+		     const char *file, int line)
+{
+	if (got == want) {
+		passed++;
+		return;
+	}
+	failed++;
+	printf("FAIL %s:%d: %s = %" PRIu64 ", want %" PRIu64 "\n",
+	       file, line, expr, got, want);
+}
+
+static const u32 mss_list[] = { 88, 536, 1095, 1448, 2190, 4380, 9000, 65535 };
+#define N_MSS (sizeof(mss_list) / sizeof(mss_list[0]))
+
+static void test_iw(void)
+{
+	unsigned int i;
+
+	/* integers pass through, clamped to 1..64 */
+	CHECK_EQ(cp_iw_segs(1, 1448), 1);
+	CHECK_EQ(cp_iw_segs(2, 1448), 2);
+	CHECK_EQ(cp_iw_segs(10, 1448), 10);
+	CHECK_EQ(cp_iw_segs(64, 1448), 64);
+	CHECK_EQ(cp_iw_segs(65, 1448), 64);
+	CHECK_EQ(cp_iw_segs(1000, 0), 64);
+	CHECK_EQ(cp_iw_segs(10, 0), 10);
+
+	/* RFC 3390: min(4 * MSS, max(2 * MSS, 4380)) bytes, whole segments */
+	CHECK_EQ(cp_iw_segs(CP_IW_RFC3390, 1448), 3);
+	CHECK_EQ(cp_iw_segs(CP_IW_RFC3390, 1460), 3);
+	CHECK_EQ(cp_iw_segs(CP_IW_RFC3390, 536), 4);
+	CHECK_EQ(cp_iw_segs(CP_IW_RFC3390, 88), 4);
+	CHECK_EQ(cp_iw_segs(CP_IW_RFC3390, 1095), 4);	/* 4380 = 4 * 1095 */
+	CHECK_EQ(cp_iw_segs(CP_IW_RFC3390, 1096), 3);
+	CHECK_EQ(cp_iw_segs(CP_IW_RFC3390, 2190), 2);	/* 4380 = 2 * 2190 */
+	CHECK_EQ(cp_iw_segs(CP_IW_RFC3390, 2191), 2);
+	CHECK_EQ(cp_iw_segs(CP_IW_RFC3390, 9000), 2);
+	CHECK_EQ(cp_iw_segs(CP_IW_RFC3390, 65535), 2);
+	CHECK_EQ(cp_iw_segs(CP_IW_RFC3390, 0), 1);
+	CHECK_EQ(cp_iw_segs(CP_IW_RFC3390, 1), 4);
+	CHECK_EQ(cp_iw_segs(CP_IW_RFC3390, 0xffffffffu), 2);
+
+	/* in bytes, never above 4 * MSS nor below 2 * MSS, never above
+	 * max(4380, 2 * MSS) */
+	for (i = 0; i < N_MSS; i++) {
+		u32 mss = mss_list[i];
+		u64 bytes = (u64)cp_iw_segs(CP_IW_RFC3390, mss) * mss;
+
+		CHECK(bytes <= 4ull * mss);
+		CHECK(bytes >= 2ull * mss);
+		CHECK(bytes <= (2ull * mss > 4380 ? 2ull * mss : 4380));
+	}
+}
+
+static void test_wrap(void)
+{
+	CHECK(cp_before(1, 2));
+	CHECK(!cp_before(2, 1));
+	CHECK(!cp_before(5, 5));
+	CHECK(cp_after(2, 1));
+	CHECK(!cp_after(5, 5));
+	/* across the 32-bit wrap */
+	CHECK(cp_before(0xfffffff0u, 0x10));
+	CHECK(cp_after(0x10, 0xfffffff0u));
+	CHECK(cp_before(0xffffffffu, 0));
+	CHECK(cp_after(0, 0xffffffffu));
+	CHECK(cp_after(0x7fffffffu, 0));
+	CHECK(cp_before(0x80000001u, 0));	/* more than 2^31 ahead */
+
+	CHECK_EQ(cp_elapsed(100, 40), 60);
+	CHECK_EQ(cp_elapsed(5, 0xfffffffbu), 10);	/* jiffies wrapped */
+	CHECK_EQ(cp_elapsed(0, 0), 0);
+	CHECK(cp_idle_exceeds_rto(cp_elapsed(300, 0xffffff00u), 300));
+	CHECK(!cp_idle_exceeds_rto(cp_elapsed(43, 0xffffff00u), 300));
+	CHECK(!cp_idle_exceeds_rto(300, 300));	/* the kernel: idle > rto */
+	CHECK(cp_idle_exceeds_rto(301, 300));
+	CHECK(cp_idle_exceeds_rto(1, 0));
+}
+
+static void test_restart(void)
+{
+	/* ssr: min(IW, cwnd) */
+	CHECK_EQ(cp_restart_cwnd(CP_SSR, 100, 10, 5000, 300), 10);
+	CHECK_EQ(cp_restart_cwnd(CP_SSR, 4, 10, 5000, 300), 4);
+	CHECK_EQ(cp_restart_cwnd(CP_SSR, 100, 2, 5000, 300), 2);
+	CHECK_EQ(cp_restart_cwnd(CP_SSR, 0, 10, 5000, 300), 1);
+
+	/* keep and pace: unchanged */
+	CHECK_EQ(cp_restart_cwnd(CP_KEEP, 100, 10, 5000, 300), 100);
+	CHECK_EQ(cp_restart_cwnd(CP_PACE, 100, 10, 5000, 300), 100);
+	CHECK_EQ(cp_restart_cwnd(CP_KEEP, 0xffffffffu, 10, 1, 1), 0xffffffffu);
+
+	/* decay: k halvings for idle in (k * rto, (k + 1) * rto] */
+	CHECK_EQ(cp_restart_decay(80, 10, 300, 300), 80);	/* not > 1 RTO */
+	CHECK_EQ(cp_restart_decay(80, 10, 301, 300), 40);	/* just > 1 RTO */
+	CHECK_EQ(cp_restart_decay(80, 10, 600, 300), 40);
+	CHECK_EQ(cp_restart_decay(80, 10, 601, 300), 20);
+	CHECK_EQ(cp_restart_decay(80, 10, 900, 300), 20);
+	CHECK_EQ(cp_restart_decay(80, 10, 901, 300), 10);
+	CHECK_EQ(cp_restart_decay(80, 10, 1201, 300), 10);
+	CHECK_EQ(cp_restart_decay(80, 10, 100000, 300), 10);	/* floor IW */
+	CHECK_EQ(cp_restart_decay(80, 30, 1201, 300), 30);	/* 40 -> 20 < 30 */
+	CHECK_EQ(cp_restart_decay(80, 30, 301, 300), 40);
+	CHECK_EQ(cp_restart_decay(70, 30, 301, 300), 35);
+	CHECK_EQ(cp_restart_decay(50, 30, 601, 300), 30);
+	CHECK_EQ(cp_restart_decay(6, 10, 100000, 300), 6);	/* cwnd < IW */
+	CHECK_EQ(cp_restart_decay(0xffffffffu, 10, 0xffffffffu, 1), 10);
+	CHECK_EQ(cp_restart_decay(100, 10, 5, 0), 10);	/* rto 0: floor */
+	CHECK_EQ(cp_restart_decay(100, 10, 0, 300), 100);
+	/* issue 2 test: idle of k RTOs (+ a fraction) gives max(IW, cwnd >> k) */
+	CHECK_EQ(cp_restart_cwnd(CP_DECAY, 64, 10, 1 * 450 + 225, 450), 32);
+	CHECK_EQ(cp_restart_cwnd(CP_DECAY, 64, 10, 2 * 450 + 225, 450), 16);
+	CHECK_EQ(cp_restart_cwnd(CP_DECAY, 64, 10, 3 * 450 + 225, 450), 10);
+
+	/* identical to the kernel's tcp_cwnd_restart() loop */
+	for (u32 cwnd = 1; cwnd < 300; cwnd += 7) {
+		for (u32 idle = 1; idle < 3000; idle += 37) {
+			u32 rto = 200, c = cwnd, rc = cwnd < 10 ? cwnd : 10;
+			int32_t delta = (int32_t)idle;
+
+			while ((delta -= (int32_t)rto) > 0 && c > rc)
+				c >>= 1;
+			c = c > rc ? c : rc;
+			CHECK_EQ(cp_restart_decay(cwnd, 10, idle, rto), c);
+		}
+	}
+
+	/* ssthresh: ssr/decay remember 3/4 of the old window */
+	CHECK_EQ(cp_current_ssthresh(20, 100), 75);
+	CHECK_EQ(cp_current_ssthresh(90, 100), 90);
+	CHECK_EQ(cp_current_ssthresh(0x7fffffffu, 100), 0x7fffffffu);
+	CHECK_EQ(cp_current_ssthresh(2, 0xffffffffu), 0xbffffffeu);
+	CHECK_EQ(cp_restart_ssthresh(CP_SSR, 20, 100), 75);
+	CHECK_EQ(cp_restart_ssthresh(CP_DECAY, 20, 100), 75);
+	CHECK_EQ(cp_restart_ssthresh(CP_KEEP, 20, 100), 20);
+	CHECK_EQ(cp_restart_ssthresh(CP_PACE, 20, 100), 20);
+}
+
+static void test_auto(void)
+{
+	CHECK_EQ(cp_auto_policy(20000, 100000), CP_SSR);
+	CHECK_EQ(cp_auto_policy(200000, 100000), CP_PACE);
+	CHECK_EQ(cp_auto_policy(99999, 100000), CP_SSR);
+	CHECK_EQ(cp_auto_policy(100000, 100000), CP_PACE);
+	CHECK_EQ(cp_auto_policy(0, 100000), CP_SSR);	/* no RTT sample */
+	CHECK_EQ(cp_auto_policy(0, 1), CP_SSR);
+	CHECK_EQ(cp_auto_policy(0xffffffffu, 10000000), CP_PACE);
+	CHECK_EQ(cp_resolve_policy(CP_AUTO, 20000, 100000), CP_SSR);
+	CHECK_EQ(cp_resolve_policy(CP_AUTO, 200000, 100000), CP_PACE);
+	for (int p = CP_SSR; p < CP_AUTO; p++) {
+		CHECK_EQ(cp_resolve_policy(p, 20000, 100000), p);
+		CHECK_EQ(cp_resolve_policy(p, 200000, 100000), p);
+	}
+}
+
+static void test_rate(void)
+{
+	const u64 max = CP_U64_MAX;
+
+	/* 10 segments of 1448 B in 100 ms = 144800 B/s */
+	CHECK_EQ(cp_rate(10, 1448, 100000, max), 144800);
+	CHECK_EQ(cp_rate(1, 1448, 1000000, max), 1448);
+	CHECK_EQ(cp_rate(3, 1000, 7, max), 428571428);	/* rounds down */
+	CHECK_EQ(cp_rate(10, 1448, 100000, 100000), 100000);	/* capped */
+	/* no sample */
+	CHECK_EQ(cp_rate(0, 1448, 100000, max), 0);
+	CHECK_EQ(cp_rate(10, 0, 100000, max), 0);
+	CHECK_EQ(cp_rate(10, 1448, 0, max), 0);	/* zero srtt */
+	/* huge delivered / tiny interval: no 64-bit overflow */
+	CHECK_EQ(cp_rate(0xffffffffu, 65535, 1, max), max);
+	CHECK_EQ(cp_rate(0xffffffffu, 65535, 1, 12345), 12345);
+	CHECK_EQ(cp_rate(0xffffffffu, 65535, 1000000, max),
+		 (u64)0xffffffffu * 65535);
+	/* (2^32 - 1) * 65535 * 10^6 / (2^32 - 1) = 65535 * 10^6 exactly */
+	CHECK_EQ(cp_rate(0xffffffffu, 65535, 0xffffffffu, max),
+		 65535ull * 1000000);
+	/* just below the overflow guard: exact */
+	CHECK_EQ(cp_rate(0xffffffffu, 65535, 20000, max),
+		 (u64)0xffffffffu * 65535 * 50);
+	/* every MSS: the rate is within 1 B/s of the exact quotient */
+	for (unsigned int i = 0; i < N_MSS; i++) {
+		u32 mss = mss_list[i];
+		u64 r = cp_rate(123457, mss, 987653, max);
+		long double exact = 123457.0L * mss * 1e6L / 987653.0L;
+
+		CHECK(r <= exact && r + 1 > exact);
+	}
+
+	/* pacing rate: windowed max first, else cwnd * mss / srtt */
+	CHECK_EQ(cp_pace_rate(1250000, 100, 1448, 100000, max), 1250000);
+	CHECK_EQ(cp_pace_rate(1250000, 100, 1448, 100000, 1000), 1000);
+	CHECK_EQ(cp_pace_rate(0, 100, 1448, 100000, max), 1448000);
+	CHECK_EQ(cp_pace_rate(0, 100, 1448, 0, max), 0);	/* zero srtt */
+	CHECK_EQ(cp_pace_rate(0, 100, 1448, 100000, 5), 5);
+}
+
+static void test_maxwin(void)
+{
+	struct cp_maxwin w;
+
+	cp_maxwin_reset(&w, 0);
+	CHECK_EQ(cp_maxwin_get(&w), 0);
+	cp_maxwin_update(&w, 0, 10, 500);
+	cp_maxwin_update(&w, 1, 10, 300);
+	CHECK_EQ(cp_maxwin_get(&w), 500);
+	cp_maxwin_update(&w, 5, 10, 900);
+	CHECK_EQ(cp_maxwin_get(&w), 900);
+	/* next bucket: the old max stays for one more window */
+	cp_maxwin_update(&w, 10, 10, 100);
+	CHECK_EQ(cp_maxwin_get(&w), 900);
+	cp_maxwin_update(&w, 19, 10, 200);
+	CHECK_EQ(cp_maxwin_get(&w), 900);
+	/* two windows later it is gone */
+	cp_maxwin_update(&w, 20, 10, 150);
+	CHECK_EQ(cp_maxwin_get(&w), 200);
+	/* a long gap in rounds forgets everything */
+	cp_maxwin_update(&w, 100, 10, 42);
+	CHECK_EQ(cp_maxwin_get(&w), 42);
+	/* round counter wraps */
+	cp_maxwin_reset(&w, 0xfffffffau);
+	cp_maxwin_update(&w, 0xfffffffbu, 10, 700);
+	cp_maxwin_update(&w, 2, 10, 100);	/* 8 rounds later */
+	CHECK_EQ(cp_maxwin_get(&w), 700);
+	cp_maxwin_update(&w, 5, 10, 100);	/* 11: new bucket */
+	CHECK_EQ(cp_maxwin_get(&w), 700);
+	cp_maxwin_update(&w, 26, 10, 100);	/* > 2 windows */
+	CHECK_EQ(cp_maxwin_get(&w), 100);
+	/* huge samples */
+	cp_maxwin_update(&w, 26, 10, CP_U64_MAX);
+	CHECK_EQ(cp_maxwin_get(&w), CP_U64_MAX);
+}
+
+static void test_cwv(void)
+{
+	/* RFC 2861: (cwnd + max(used, IW)) / 2 */
+	CHECK_EQ(cp_cwv2861_decay(100, 20, 10), 60);
+	CHECK_EQ(cp_cwv2861_decay(100, 2, 10), 55);
+	CHECK_EQ(cp_cwv2861_decay(100, 100, 10), 100);
+	CHECK_EQ(cp_cwv2861_decay(100, 150, 10), 100);
+	CHECK_EQ(cp_cwv2861_decay(8, 0, 10), 8);
+	CHECK_EQ(cp_cwv2861_decay(0xffffffffu, 0xfffffffeu, 10), 0xfffffffeu);
+
+	/* RFC 7661: validated while pipeACK >= cwnd / 2 */
+	CHECK(cp_cwv7661_validated(0, 100));
+	CHECK(cp_cwv7661_validated(50, 100));
+	CHECK(!cp_cwv7661_validated(49, 100));
+	CHECK(!cp_cwv7661_validated(50, 101));	/* 2 * 50 < 101 */
+	CHECK(cp_cwv7661_validated(0x80000000u, 0xffffffffu));
+	CHECK_EQ(cp_cwv7661_nvp_cwnd(100, 10), 50);
+	CHECK_EQ(cp_cwv7661_nvp_cwnd(12, 10), 10);
+	CHECK_EQ(cp_cwv7661_nvp_cwnd(6, 10), 6);
+	CHECK_EQ(cp_cwv7661_nvp_ssthresh(20, 100), 75);
+}
+
+int main(void)
+{
+	test_iw();
+	test_wrap();
+	test_restart();
+	test_auto();
+	test_rate();
+	test_maxwin();
+	test_cwv();
+	printf("%u passed, %u failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
