@@ -23,7 +23,7 @@ DEPMOD          ?= auto
 FORCE           ?= 0
 
 .PHONY: install install-boot uninstall dkms dkms-install dkms-remove \
-	dkms-source deb sign compat-check pkgcheck
+	dkms-source deb sign compat-check compat-headers pkgcheck
 
 install: modules daemon
 	$(PKG_ENV) packaging/install-files install
@@ -82,5 +82,10 @@ sign: $(if $(SIGN_MODULES),,modules)
 compat-check:
 	TOP=$(TOP) BUILD=$(BUILD) packaging/compat-check $(COMPAT_KDIRS)
 
-pkgcheck:
+# Header trees of the other Debian 12 kernels, unpacked under .cache/kernels
+# (never installed under /usr/src: that would change scripts/kdir's choice).
+compat-headers:
+	packaging/fetch-headers
+
+pkgcheck: compat-headers
 	$(PYTHON) -m pytest -q tests/packaging

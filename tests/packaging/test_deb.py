@@ -1,0 +1,75 @@
+"""make deb: both packages build, lintian reports no errors, and dpkg -i of
+both (inside the sandbox) builds the modules with DKMS and installs the
+tools; dpkg --purge removes it all."""
+import re
+
+import pytest
+
+from conftest import MODULES, TOP, in_sandbox, kv_lines, run
+
+
+@pytest.fixture(scope="module")
+def debs(version):
+    run(["make", "--no-print-directory", "deb"])
+    out = TOP / "build" / "deb"
+    d = {p: out / ("%s_%s_%s.deb" % (p, version, a))
+         for p, a in (("tcp-cocktail-dkms", "all"), ("tcp-cocktail-tools", "amd64"))}
+    for p in d.values():
+        assert p.exists(), p
+    return d
+
+
+def test_lintian_no_errors(debs):
+    log = (TOP / "build" / "deb" / "lintian.log").read_text()
+    errors = [ln for ln in log.splitlines() if re.match(r"^E: ", ln)]
+    assert not errors, log
+
+
+def test_deb_contents(debs, version):
+    dk = run(["dpkg-deb", "-c", str(debs["tcp-cocktail-dkms"])]).stdout
+    src = "./usr/src/tcp-cocktail-%s/" % version
+    for m in MODULES:
+        assert src + "kmod/%s.c" % m in dk
+    assert src + "dkms.conf" in dk and src + "Kbuild" in dk
+    assert ".ko" not in dk and ".o\n" not in dk
+    tools = run(["dpkg-deb", "-c", str(debs["tcp-cocktail-tools"])]).stdout
+    if (TOP / "daemon" / "oooprobed.c").exists():
+        assert "./usr/sbin/oooprobed" in tools
+        assert "./usr/lib/systemd/system/oooprobed.service" in tools
+    if (TOP / "scripts" / "tcp-tune").exists():
+        assert "./usr/sbin/tcp-tune" in tools
+    if (TOP / "sysctl" / "90-tcp-cocktail.conf").exists():
+        assert "./usr/lib/sysctl.d/90-tcp-cocktail.conf" in tools
+    info = run(["dpkg-deb", "-f", str(debs["tcp-cocktail-dkms"]), "Depends"]).stdout
+    assert "dkms" in info
+
+
+def test_dpkg_install_and_purge(debs, kver, version):
+    out = in_sandbox(r'''
+        # Build for the test kernel (the running one may have no headers).
+        dpkg -i %(dk)s %(tools)s
+        dkms status -m tcp-cocktail -v %(v)s -k %(k)s | grep -q installed ||
+            dkms install -m tcp-cocktail -v %(v)s -k %(k)s
+        echo "@@ status=$(dkms status -m tcp-cocktail -v %(v)s -k %(k)s)"
+        for m in %(mods)s; do
+            echo "@@ $m=$(modinfo -k %(k)s -F filename $m)"
+        done
+        echo "@@ tools=$(dpkg -L tcp-cocktail-tools | tr '\n' ' ')"
+        echo "@@ enabled=$(systemctl --root=/ is-enabled oooprobed.service 2>&1 || true)"
+        dpkg --purge tcp-cocktail-tools tcp-cocktail-dkms
+        echo "@@ after=$(dkms status -m tcp-cocktail | wc -l)"
+        for m in %(mods)s; do
+            echo "@@ $m.after=$(modinfo -k %(k)s -F filename $m 2>/dev/null || echo gone)"
+        done
+        echo "@@ left=$(ls -d /usr/src/tcp-cocktail-* /usr/lib/systemd/system/oooprobed.service 2>/dev/null | wc -l)"
+    ''' % {"dk": debs["tcp-cocktail-dkms"], "tools": debs["tcp-cocktail-tools"],
+           "v": version, "k": kver, "mods": " ".join(MODULES)}).stdout
+    kv = kv_lines(out)
+    assert kv["status"].endswith("installed"), out
+    for m in MODULES:
+        assert kv[m] == "/lib/modules/%s/updates/dkms/%s.ko" % (kver, m), out
+        assert kv[m + ".after"] == "gone", out
+    if (TOP / "daemon" / "oooprobed.c").exists():
+        assert "/usr/sbin/oooprobed" in kv["tools"]
+        assert kv["enabled"].strip() == "disabled", out
+    assert kv["after"] == "0" and kv["left"] == "0", out
