@@ -54,17 +54,19 @@ n -6 route add fd00:cc:13::/48 dev dummy0 rto_min 20ms table 100
 n nexthop add id 18 via fd00:cc::2 dev veth0
 n -6 route add fd00:cc:14::/48 nhid 18
 sleep 1
-n -j route show table all >ip4-route-table-all.json
+n -4 -j route show table all >ip4-route-table-all.json
 n -6 -j route show table all >ip6-route-table-all.json
 n -6 -j route show >ip6-route-main.json
-n -j route show >ip4-route-main.json
-n -j -d route show table all >ip4-route-table-all-details.json
+# without -4/-6, "table all" lists both families (iproute2 6.1)
+n -j route show table all >route-table-all-nofamily.json
+n -4 -j route show >ip4-route-main.json
+n -4 -j -d route show table all >ip4-route-table-all-details.json
 n -6 -j -d route show table all >ip6-route-table-all-details.json
 n -j route get 198.19.1.7 >ip4-route-get.json
 n -j route get 198.19.77.1 >ip4-route-get-default.json
 n -6 -j route get fd00:cc:10::5 >ip6-route-get.json
 # text form too, only for humans comparing with the JSON
-n route show table all >ip4-route-table-all.txt
+n -4 route show table all >ip4-route-table-all.txt
 n -6 route show table all >ip6-route-table-all.txt
 ip -V >iproute2-version.txt
 uname -r >>iproute2-version.txt

@@ -1,0 +1,649 @@
+"""Host unit tests for scripts/tcp-tune (no root): profile parsing, the
+`ip -j route` parser and route reconstruction on real iproute2 output
+captured in the VM (tests/unit/data/, regenerate with capture-routes.sh),
+validation, and the plan of commands.  The kernel-facing behaviour is
+tested in tests/vm/test_tcp_tune.py."""
+import copy
+import importlib.machinery
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "scripts" / "tcp-tune"
+DATA = Path(__file__).resolve().parent / "data"
+PROFILES = REPO / "sysctl" / "profiles"
+
+
+def _load():
+    loader = importlib.machinery.SourceFileLoader("tcp_tune", str(SCRIPT))
+    spec = importlib.util.spec_from_loader("tcp_tune", loader)
+    mod = importlib.util.module_from_spec(spec)
+    keep, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    try:
+        loader.exec_module(mod)     # no scripts/__pycache__ next to the tool
+    finally:
+        sys.dont_write_bytecode = keep
+    return mod
+
+
+tt = _load()
+
+
+def fixture_routes(fam, details=True):
+    name = "ip%d-route-table-all%s.json" % (fam, "-details" if details else "")
+    return json.loads((DATA / name).read_text())
+
+
+def fixture_text(fam):
+    return (DATA / ("ip%d-route-table-all.txt" % fam)).read_text()
+
+
+def snapshot(target_is_init=False, can_write_global=True, netns="ns1", **over):
+    """A snapshot as Host.snapshot() builds it, from the captured routes."""
+    snap = {
+        "netns": netns, "ns_label": " in namespace %s" % netns if netns else "",
+        "sysctl": {
+            "net.ipv4.tcp_congestion_control": "cubic",
+            "net.ipv4.tcp_available_congestion_control": "reno cubic",
+            "net.ipv4.tcp_allowed_congestion_control": "reno cubic",
+            "net.ipv4.tcp_slow_start_after_idle": "1",
+            "net.ipv4.tcp_no_metrics_save": "0",
+            "net.ipv4.tcp_notsent_lowat": "4294967295",
+            "net.ipv4.tcp_wmem": "4096 16384 4194304",
+            "net.ipv4.tcp_rmem": "4096 131072 6291456",
+            "net.core.default_qdisc": "pfifo_fast",
+        },
+        "global_sysctl": {
+            "net.ipv4.tcp_congestion_control": "cubic",
+            "net.ipv4.tcp_allowed_congestion_control": "reno cubic",
+            "net.core.default_qdisc": "pfifo_fast",
+        },
+        "available_cc": ["reno", "cubic"], "allowed_cc": ["reno", "cubic"],
+        "can_write_global": can_write_global, "target_is_init": target_is_init,
+        "routes": {4: tt.dedupe(fixture_routes(4)), 6: tt.dedupe(fixture_routes(6))},
+        "locks": {4: tt.locks_from_text(fixture_text(4), 4),
+                  6: tt.locks_from_text(fixture_text(6), 6)},
+        "modules": {},
+        "module_files": {"tcp_bbr": None, "sch_fq": None,
+                         "tcp_cocktail": "/src/kmod/tcp_cocktail.ko"},
+        "module_param_names": {"tcp_cocktail": {"iw", "restart", "auto_rtt_us",
+                                                "cwv", "pace_iw", "stats"}},
+    }
+    snap.update(over)
+    return snap
+
+
+def host(netns="ns1"):
+    return tt.Host(netns=netns, dry_run=True)
+
+
+def commands(actions, netns="ns1"):
+    h = host(netns)
+    return [" ".join(a.command(h)) for a in actions]
+
+
+def profile(text, name="test.profile"):
+    return tt.parse_profile(text, name)
+
+
+# ---------------------------------------------------------------- profiles
+
+@pytest.mark.parametrize("name", ["linux-default", "no-ssr", "cocktail",
+                                  "conservative"])
+def test_shipped_profiles_parse_and_document_the_format(name):
+    text = (PROFILES / name).read_text()
+    assert "# Format" in text and "route SELECTOR" in text and "load MODULE" in text
+    p = tt.parse_profile(text, name)
+    assert p.sysctls or p.routes
+
+
+def test_shipped_profile_contents():
+    get = lambda n: tt.parse_profile((PROFILES / n).read_text(), n)  # noqa: E731
+    ssr = get("no-ssr")
+    assert [(k, v) for _, k, _, v in ssr.sysctls] == [
+        ("net.ipv4.tcp_slow_start_after_idle", "0")]
+    assert [(s["kind"], m) for _, s, m in ssr.routes] == [("default", {"initcwnd": 10})]
+    cons = get("conservative")
+    assert dict((k, v) for _, k, _, v in cons.sysctls)[
+        "net.ipv4.tcp_slow_start_after_idle"] == "1"
+    assert cons.routes[0][2] == {"initcwnd": 4}
+    c = get("cocktail")
+    assert [m for _, m in c.loads] == ["tcp_cocktail"]
+    assert {(p, v) for _, _, p, v in c.params} == {("restart", "auto"), ("iw", "10")}
+    s = {k: (op, v) for _, k, op, v in c.sysctls}
+    assert s["net.ipv4.tcp_congestion_control"] == ("=", "cocktail")
+    assert s["net.ipv4.tcp_allowed_congestion_control"] == ("+=", "cocktail")
+    assert s["net.core.default_qdisc"] == ("=", "fq")
+    d = get("linux-default")
+    s = {k: v for _, k, _, v in d.sysctls}
+    assert s["net.ipv4.tcp_congestion_control"] == "cubic"
+    assert s["net.ipv4.tcp_slow_start_after_idle"] == "1"
+    assert d.routes[0][2] == {m: None for m in tt.TUNABLE}
+
+
+def test_dropin_is_a_profile():
+    p = tt.parse_profile((REPO / "sysctl" / "90-tcp-cocktail.conf").read_text(),
+                         "90-tcp-cocktail.conf")
+    assert {k for _, k, _, _ in p.sysctls} == {"net.core.default_qdisc",
+                                               "net.ipv4.tcp_congestion_control"}
+
+
+def test_profile_comments_and_sysctl_d_syntax():
+    p = profile("; sysctl.d comment\n# comment\n\nnet/ipv4/tcp_sack=1  # tail\n"
+                "net.ipv4.tcp_wmem = 4096\t16384   4194304\n")
+    assert [(k, v) for _, k, _, v in p.sysctls] == [
+        ("net.ipv4.tcp_sack", "1"), ("net.ipv4.tcp_wmem", "4096 16384 4194304")]
+
+
+@pytest.mark.parametrize("text,msg", [
+    ("net.ipv4.tcp_sack 1", "test.profile:1: syntax error"),
+    ("\n\nnet.ipv4.tcp_bogus = 1", "test.profile:3: unknown key 'net.ipv4.tcp_bogus'"),
+    ("net.ipv4.tcp_sack = ", "test.profile:1: net.ipv4.tcp_sack: missing value"),
+    ("net.ipv4.tcp_sack = 2", "'2' must be 0 or 1"),
+    ("net.ipv4.tcp_sack = 1\nnet.ipv4.tcp_sack = 1", "test.profile:2: net.ipv4.tcp_sack "
+     "set twice (first at line 1)"),
+    ("net.ipv4.tcp_rmem = 1 2", "must be three integers"),
+    ("net.ipv4.tcp_rmem = 3 2 1", "min <= default <= max"),
+    ("net.ipv4.tcp_notsent_lowat = -1", "out of range"),
+    ("net.ipv4.tcp_congestion_control = Bad-Name", "not a congestion control name"),
+    ("net.ipv4.tcp_sack += 1", "'+=' only works for list keys"),
+    ("load", "syntax: load MODULE"),
+    ("load tcp_x\nload tcp_x", "test.profile:2: module tcp_x loaded twice"),
+    ("tcp_cocktail.nope = 1", "unknown parameter 'nope' of module tcp_cocktail"),
+    ("tcp_cocktail.stats = 1", "tcp_cocktail.stats is read-only"),
+    ("tcp_cocktail.iw = 65", "65 is out of range 1..64"),
+    ("tcp_cocktail.iw = rfc3390\ntcp_cocktail.cwv = 3", "test.profile:2: tcp_cocktail.cwv"),
+    ("tcp_cocktail.iw += 3", "only '=' works for module parameters"),
+    ("route", "syntax: route default|all|dst PREFIX"),
+    ("route somewhere initcwnd 4", "unknown selector 'somewhere'"),
+    ("route default", "no route metrics given"),
+    ("route default initcwnd", "route metric initcwnd needs a value"),
+    ("route default initcwnd 4 initcwnd 5", "route metric initcwnd given twice"),
+    ("route dst 10.0.0.1/8 initcwnd 4", "not a network prefix"),
+    ("route dst 10.0.0.0/8 table", "route: table needs a value"),
+    ("route default mtu 1400", "unknown route metric 'mtu'"),
+])
+def test_profile_errors_name_file_and_line(text, msg):
+    with pytest.raises(tt.TuneError) as e:
+        profile(text)
+    assert msg in str(e.value)
+
+
+def test_profile_reports_every_error():
+    with pytest.raises(tt.TuneError) as e:
+        profile("net.ipv4.tcp_sack = 5\nok\nroute default initcwnd 0\n")
+    lines = str(e.value).splitlines()
+    assert [ln.split(": ")[0] for ln in lines] == ["test.profile:1", "test.profile:2",
+                                                    "test.profile:3"]
+
+
+def test_find_profile():
+    assert tt.find_profile("no-ssr", str(SCRIPT)) == str(PROFILES / "no-ssr")
+    with pytest.raises(tt.TuneError, match="no profile named 'nope' \\(known: "
+                       ".*cocktail.*no-ssr"):
+        tt.find_profile("nope", str(SCRIPT))
+    with pytest.raises(tt.TuneError, match="does not exist"):
+        tt.find_profile("/nonexistent/x", str(SCRIPT))
+
+
+# ------------------------------------------------------- route validation
+
+@pytest.mark.parametrize("args,msg", [
+    (["initcwnd", "0"], "initcwnd: 0 is out of range 1..1024"),
+    (["initcwnd", "1025"], "initcwnd: 1025 is out of range 1..1024"),
+    (["initrwnd", "x"], "initrwnd: 'x' is not an integer"),
+    (["quickack", "2"], "quickack: '2' must be 0 or 1"),
+    (["rto_min", "0"], "rto_min: 0ms is out of range 1..120000ms"),
+    (["rto_min", "121s"], "rto_min: 121000ms is out of range"),
+    (["rto_min", "5us"], "is not a time"),
+    (["congctl", "a b"], "not a congestion control name"),
+    (["window", "3"], "unknown route metric 'window'"),
+    ([], "no route metrics given"),
+])
+def test_metric_validation(args, msg):
+    with pytest.raises(tt.TuneError, match=msg.replace("(", "\\(").replace(".", "\\.")):
+        tt.parse_metric_args(args)
+
+
+def test_metric_values():
+    assert tt.parse_metric_args(["initcwnd", "1024", "initrwnd", "1", "quickack", "1",
+                                 "congctl", "reno", "rto_min", "2s"]) == {
+        "initcwnd": 1024, "initrwnd": 1, "quickack": 1, "congctl": "reno",
+        "rto_min": 2000}
+    # the kernel drops zero-valued metrics: quickack 0 means "no metric"
+    assert tt.parse_metric_args(["quickack", "0", "initcwnd", "none"]) == {
+        "quickack": None, "initcwnd": None}
+
+
+# ------------------------------------------- ip -j parsing, reconstruction
+
+def test_table_all_without_family_lists_both():
+    """`ip route show table all` without -4/-6 dumps IPv4 and IPv6 (so
+    tcp-tune always passes the family)."""
+    mixed = json.loads((DATA / "route-table-all-nofamily.json").read_text())
+    fams = [tt.route_family(r) for r in mixed]
+    assert 4 in fams and 6 in fams
+    assert len(mixed) == len(fixture_routes(4, False)) + len(fixture_routes(6, False))
+    assert all(tt.route_family(r) == 4 for r in fixture_routes(4))
+    assert all(tt.route_family(r) == 6 for r in fixture_routes(6))
+
+
+def test_locks_come_from_the_text_dump():
+    l4 = tt.locks_from_text(fixture_text(4), 4)
+    l6 = tt.locks_from_text(fixture_text(6), 6)
+    r4 = {tt.route_label(r, 4): tt.route_key(r, 4) for r in fixture_routes(4)}
+    key = [k for lbl, k in r4.items() if "default via 198.18.0.2" in lbl][0]
+    assert l4[key] == {"mtu", "rto_min"}
+    key = [k for lbl, k in r4.items() if "198.19.0.0/16" in lbl][0]
+    assert l4[key] == {"rto_min", "congestion"}
+    key = [tt.route_key(r, 6) for r in fixture_routes(6)
+           if r["dst"] == "default" and r["metric"] == 1024][0]
+    assert l6[key] == {"rto_min"}
+    # every JSON route has a text line with the same key
+    for fam in (4, 6):
+        locks = (l4, l6)[fam == 6]
+        for r in fixture_routes(fam):
+            assert tt.route_key(r, fam) in locks, tt.route_label(r, fam)
+
+
+def _metric_tokens(tokens):
+    for i, t in enumerate(tokens):
+        if t in tt.ARG_METRIC:
+            return tokens[i:]
+    return []
+
+
+@pytest.mark.parametrize("fam", [4, 6])
+def test_reconstructed_metrics_match_iproute2_text(fam):
+    """For every captured route, the metrics part of the reconstructed
+    arguments is what iproute2 itself prints (including lock flags)."""
+    locks = tt.locks_from_text(fixture_text(fam), fam)
+    text = {}
+    for ln in fixture_text(fam).splitlines():
+        if ln and not ln[0].isspace():
+            text.setdefault(tt.text_route_key(ln, fam), ln.split())
+    n = 0
+    for r in tt.dedupe(fixture_routes(fam)):
+        k = tt.route_key(r, fam)
+        args = tt.route_args(r, fam, locks.get(k, set()))
+        want = _metric_tokens(text[k])
+        if fam == 6 and want[-2:-1] == ["pref"]:
+            want = want[:-2]
+        assert _metric_tokens(args) == want, tt.route_label(r, fam)
+        n += bool(want)
+    assert n >= 4
+
+
+@pytest.mark.parametrize("fam", [4, 6])
+def test_details_and_plain_json_give_the_same_command(fam):
+    plain, det = fixture_routes(fam, False), fixture_routes(fam, True)
+    assert len(plain) == len(det)
+    for a, b in zip(plain, det):
+        assert tt.route_key(a, fam) == tt.route_key(b, fam)
+        assert tt.route_args(a, fam) == tt.route_args(b, fam)
+
+
+def _find(fam, pred):
+    return [r for r in tt.dedupe(fixture_routes(fam)) if pred(r)][0]
+
+
+def test_route_args_v4_full():
+    r = _find(4, lambda r: r["dst"] == "default" and r.get("metric") == 100)
+    args = tt.route_args(r, 4, {"mtu", "rto_min"})
+    assert args == ("default table main proto static scope global metric 100 "
+                    "via 198.18.0.2 dev veth0 src 198.18.0.1 mtu lock 1400 "
+                    "window 65535 rtt 100ms rttvar 50ms ssthresh 30 advmss 1360 "
+                    "reordering 5 hoplimit 64 initcwnd 10 features ecn "
+                    "rto_min lock 300ms initrwnd 20 quickack 1 congctl cubic "
+                    "fastopen_no_cookie 1").split()
+
+
+def test_route_args_special_shapes():
+    mp = _find(4, lambda r: r["dst"] == "198.19.2.0/24")
+    assert tt.route_args(mp, 4) == (
+        "198.19.2.0/24 table main proto static scope global nexthop via "
+        "198.18.0.2 dev veth0 weight 1 nexthop via 198.18.1.2 dev veth1 "
+        "weight 3").split()
+    nh = _find(4, lambda r: r["dst"] == "198.19.9.0/24")
+    assert tt.route_args(nh, 4) == ("198.19.9.0/24 table main proto boot scope "
+                                    "global nhid 17 initcwnd 6").split()
+    ol = _find(4, lambda r: r["dst"] == "198.19.3.0/24")
+    assert tt.route_args(ol, 4)[-5:] == ["via", "198.18.9.9", "dev", "veth0", "onlink"]
+    tos = _find(4, lambda r: r["dst"] == "198.19.7.0/24")
+    assert tt.route_args(tos, 4)[:3] == ["198.19.7.0/24", "tos", "0x10"]
+    t100 = _find(4, lambda r: r["dst"] == "198.19.8.0/24")
+    assert tt.route_args(t100, 4)[:3] == ["198.19.8.0/24", "table", "100"]
+    bh = _find(4, lambda r: r["dst"] == "198.19.4.0/24")
+    assert tt.route_args(bh, 4) == ["blackhole", "198.19.4.0/24", "table", "main",
+                                    "proto", "boot", "scope", "global"]
+    d6 = _find(6, lambda r: r["dst"] == "default" and r["metric"] == 1024)
+    assert tt.route_args(d6, 6, {"rto_min"}) == (
+        "default table main proto boot metric 1024 pref high via fd00:cc::2 dev "
+        "veth0 mtu 1400 hoplimit 60 initcwnd 10 rto_min lock 200ms initrwnd 10 "
+        "quickack 1 congctl cubic").split()
+    mp6 = _find(6, lambda r: r["dst"] == "fd00:cc:11::/48")
+    assert "nexthop via fd00:cc:1::2 dev veth1 weight 1" in " ".join(
+        tt.route_args(mp6, 6))
+    src6 = _find(6, lambda r: r["dst"] == "fd00:cc:10::/48")
+    assert " ".join(tt.route_args(src6, 6)).endswith(
+        "via fd00:cc::2 dev veth0 src fd00:cc::1 advmss 1300 features ecn")
+
+
+@pytest.mark.parametrize("change,msg", [
+    (lambda r: r.update(encap={"type": "mpls"}), "attribute encap cannot be "
+     "reconstructed"),
+    (lambda r: r.update(expires=300), "attribute expires cannot be reconstructed"),
+    (lambda r: r["flags"].append("weird"), "flag weird cannot be reconstructed"),
+    (lambda r: r["metrics"][0].update(newmetric=3), "metric newmetric cannot be "
+     "reconstructed"),
+])
+def test_unknown_route_attributes_are_refused(change, msg):
+    r = copy.deepcopy(_find(4, lambda r: r["dst"] == "default" and
+                            r.get("metric") == 100))
+    change(r)
+    with pytest.raises(tt.TuneError, match=msg):
+        tt.route_args(r, 4)
+
+
+# ------------------------------------------------------------- selection
+
+def sel(kind="default", **kw):
+    s = {"kind": kind, "families": (4, 6), "table": "main", "all": False}
+    s.update(kw)
+    return s
+
+
+def test_select_default_needs_all_when_a_family_has_two():
+    snap = snapshot()
+    with pytest.raises(tt.TuneError, match="2 routes match .*metric 100.*metric 200"
+                       ".*pass --all"):
+        tt.select_routes(snap, sel(families=(4,)))
+    got = tt.select_routes(snap, sel(all=True))
+    assert [(f, r.get("metric")) for f, r in got] == [(4, 100), (4, 200), (6, 1024),
+                                                      (6, 2048)]
+    got = tt.select_routes(snap, sel(dev="veth1"))       # one per family: fine
+    assert [(f, r["gateway"]) for f, r in got] == [(4, "198.18.1.2"),
+                                                   (6, "fd00:cc:1::2")]
+
+
+def test_select_by_prefix_table_and_types():
+    import ipaddress
+    snap = snapshot()
+    p = ipaddress.ip_network
+    got = tt.select_routes(snap, sel("dst", prefix=p("198.19.8.0/24"), families=(4,),
+                                     table="100"))
+    assert got[0][1]["metrics"] == [{"initcwnd": 2}]
+    with pytest.raises(tt.TuneError, match="no route to 198.19.8.0/24 IPv4 in table "
+                       "main in namespace ns1"):
+        tt.select_routes(snap, sel("dst", prefix=p("198.19.8.0/24"), families=(4,)))
+    with pytest.raises(tt.TuneError, match="no unicast route to 198.19.4.0/24 .*"
+                       "blackhole"):
+        tt.select_routes(snap, sel("dst", prefix=p("198.19.4.0/24"), families=(4,)))
+    got = tt.select_routes(snap, sel("dst", prefix=p("fe80::/64"), families=(6,),
+                                     dev="veth0"))
+    assert len(got) == 1
+    with pytest.raises(tt.TuneError, match="3 routes match"):
+        tt.select_routes(snap, sel("dst", prefix=p("fe80::/64"), families=(6,)))
+
+
+# -------------------------------------------------------------- planning
+
+def test_plan_no_ssr_in_netns():
+    p = tt.parse_profile((PROFILES / "no-ssr").read_text(), "no-ssr")
+    actions, notes = tt.plan_profile(p, snapshot(), {"netns": "ns1"})
+    assert commands(actions) == [
+        "ip netns exec ns1 sysctl -q -w net.ipv4.tcp_slow_start_after_idle=0",
+        # initcwnd 10 already on the first IPv4 default and the first IPv6 one
+        "ip -n ns1 -4 route change default table main proto boot scope global "
+        "metric 200 via 198.18.1.2 dev veth1 initcwnd 10",
+        "ip -n ns1 -6 route change default table main proto boot metric 2048 pref "
+        "medium via fd00:cc:1::2 dev veth1 initcwnd 10",
+    ]
+    assert notes == []
+    # the undo of each route change is the original route, verbatim
+    assert commands([actions[1].undo_action()])[0].endswith(
+        "via 198.18.1.2 dev veth1 initcwnd 4")
+
+
+def test_plan_keeps_locks_and_adds_rto_min_lock():
+    p = profile("route default -4 dev veth0 initcwnd 3 rto_min 250")
+    actions, _ = tt.plan_profile(p, snapshot(netns=None), {})
+    assert commands(actions, None) == [
+        "ip -4 route change default table main proto static scope global metric 100 "
+        "via 198.18.0.2 dev veth0 src 198.18.0.1 mtu lock 1400 window 65535 rtt "
+        "100ms rttvar 50ms ssthresh 30 advmss 1360 reordering 5 hoplimit 64 initcwnd "
+        "3 features ecn rto_min lock 250ms initrwnd 20 quickack 1 congctl cubic "
+        "fastopen_no_cookie 1"]
+    p = profile("route dst 198.19.1.0/24 rto_min 20 congctl reno")
+    actions, _ = tt.plan_profile(p, snapshot(), {})
+    assert commands(actions)[0].endswith("initrwnd 40") is False
+    assert commands(actions)[0].endswith("rto_min lock 20ms initrwnd 40 congctl reno")
+
+
+def test_plan_none_removes_and_no_change_is_no_action():
+    p = profile("route dst 198.19.0.0/16 congctl none rto_min none")
+    actions, _ = tt.plan_profile(p, snapshot(), {})
+    assert commands(actions) == ["ip -n ns1 -4 route change 198.19.0.0/16 table main "
+                                 "proto bird scope global metric 50 via 198.18.0.2 "
+                                 "dev veth0"]
+    p = profile("route dst 198.19.1.0/24 initrwnd 40")
+    assert tt.plan_profile(p, snapshot(), {}) == ([], [])
+
+
+def test_plan_cocktail_in_netns_touches_host_global_with_notes():
+    p = tt.parse_profile((PROFILES / "cocktail").read_text(), "cocktail")
+    actions, notes = tt.plan_profile(p, snapshot(), {"netns": "ns1"})
+    assert commands(actions) == [
+        "insmod /src/kmod/tcp_cocktail.ko",
+        "sh -c echo auto > /sys/module/tcp_cocktail/parameters/restart",
+        "sh -c echo 10 > /sys/module/tcp_cocktail/parameters/iw",
+        "sysctl -q -w net.ipv4.tcp_allowed_congestion_control=reno cubic cocktail",
+        "ip netns exec ns1 sysctl -q -w net.ipv4.tcp_congestion_control=cocktail",
+        "sysctl -q -w net.core.default_qdisc=fq",
+    ]
+    text = "\n".join(notes)
+    assert "whole host" in text and "net.core.default_qdisc is host-global" in text
+    assert "module parameter: it applies to every namespace" in text
+
+
+def test_plan_netns_trap_adds_allowed_entry():
+    p = profile("load tcp_bbr\nnet.ipv4.tcp_congestion_control = bbr\n")
+    actions, notes = tt.plan_profile(p, snapshot(), {"netns": "ns1"})
+    assert commands(actions) == [
+        "modprobe tcp_bbr",
+        "sysctl -q -w net.ipv4.tcp_allowed_congestion_control=reno cubic bbr",
+        "ip netns exec ns1 sysctl -q -w net.ipv4.tcp_congestion_control=bbr"]
+    assert any("non-initial namespace can only make an allowed algorithm" in n
+               for n in notes)
+    # in the initial namespace the kernel allows it by itself
+    actions, _ = tt.plan_profile(p, snapshot(target_is_init=True, netns=None), {})
+    assert commands(actions, None) == [
+        "modprobe tcp_bbr", "sysctl -q -w net.ipv4.tcp_congestion_control=bbr"]
+    # ... and when the global list cannot be written, the tool says why
+    with pytest.raises(tt.TuneError, match="cannot make 'bbr' the default in this "
+                       "namespace: a non-initial namespace may only select an "
+                       "algorithm listed in net.ipv4.tcp_allowed_congestion_control"):
+        tt.plan_profile(profile("net.ipv4.tcp_congestion_control = bbr"),
+                        snapshot(available_cc=["reno", "cubic", "bbr"],
+                                 can_write_global=False), {})
+
+
+@pytest.mark.parametrize("text,msg", [
+    ("net.ipv4.tcp_congestion_control = bbr",
+     "test.profile:1: net.ipv4.tcp_congestion_control: congestion control 'bbr' is "
+     "not available (module tcp_bbr exists but is not loaded: add 'load tcp_bbr'"),
+    ("net.ipv4.tcp_congestion_control = vegas",
+     "'vegas' is not available (available: reno cubic; no module tcp_vegas)"),
+    ("load tcp_nosuch", "test.profile:1: module tcp_nosuch not found"),
+    ("tcp_cocktail.iw = 4", "module tcp_cocktail is not loaded; add 'load tcp_cocktail'"),
+    ("net.core.default_qdisc = cake", "qdisc 'cake' is not available"),
+    ("route default initcwnd 4\n", "test.profile:1: 2 routes match" if False else
+     None),
+    ("route dst 203.0.113.0/24 initcwnd 4", "test.profile:1: no route to "
+     "203.0.113.0/24 IPv4 in table main in namespace ns1"),
+    ("route dst 198.19.1.0/24 congctl bbr", "module tcp_bbr exists but is not loaded"),
+    ("route dst 198.19.1.0/24 initcwnd 4\nroute all initcwnd 5",
+     "test.profile:2: IPv4 198.19.1.0/24 dev dummy0 table main is changed by two "
+     "route lines"),
+])
+def test_plan_profile_errors(text, msg):
+    if msg is None:         # profile route lines take every match: no error
+        tt.plan_profile(profile(text), snapshot(), {})
+        return
+    with pytest.raises(tt.TuneError) as e:
+        tt.plan_profile(profile(text), snapshot(), {})
+    assert msg in str(e.value)
+
+
+def test_plan_no_global_and_no_routes():
+    p = tt.parse_profile((PROFILES / "cocktail").read_text(), "cocktail")
+    with pytest.raises(tt.TuneError) as e:
+        tt.plan_profile(p, snapshot(), {"netns": "ns1", "no_global": True})
+    assert "loading module tcp_cocktail is host-global and cannot be done: " \
+        "--no-global was given" in str(e.value)
+    p = profile("net.ipv4.tcp_no_metrics_save = 1\n"
+                "route dst 203.0.113.0/24 initcwnd 4")
+    actions, _ = tt.plan_profile(p, snapshot(), {"no_routes": True})
+    assert commands(actions) == [
+        "ip netns exec ns1 sysctl -q -w net.ipv4.tcp_no_metrics_save=1"]
+    with pytest.raises(tt.TuneError, match="does not exist in this kernel"):
+        tt.plan_profile(profile("net.ipv4.tcp_sack = 0"), snapshot(), {})
+
+
+def test_plan_route_cmd():
+    snap = snapshot()
+    acts = tt.plan_route_cmd(sel(all=True), {"initcwnd": 4}, snap)
+    assert len(acts) == 3           # the metric-200 IPv4 default has 4 already
+    with pytest.raises(tt.TuneError, match="modprobe tcp_bbr first"):
+        tt.plan_route_cmd(sel(all=True), {"congctl": "bbr"}, snap)
+
+
+# ---------------------------------------------------- state and revert
+
+def test_record_originals_keeps_the_first_original():
+    snap = snapshot()
+    st = tt.new_state({"boot_id": "b", "netns_cookie": "1"}, "ns1")
+    a1, _ = tt.plan_profile(profile("net.ipv4.tcp_slow_start_after_idle = 0\n"
+                                    "route dst 198.19.1.0/24 initcwnd 4"), snap, {})
+    tt.record_originals(st, a1, snap)
+    orig_route = copy.deepcopy(st["routes"])
+    # pretend the first change happened, then change again
+    snap2 = copy.deepcopy(snap)
+    snap2["sysctl"]["net.ipv4.tcp_slow_start_after_idle"] = "0"
+    for r in snap2["routes"][4]:
+        if r["dst"] == "198.19.1.0/24":
+            r["metrics"][0]["initcwnd"] = 4
+    a2, _ = tt.plan_profile(profile("net.ipv4.tcp_slow_start_after_idle = 1\n"
+                                    "route dst 198.19.1.0/24 initcwnd 7"), snap2, {})
+    assert len(a2) == 2
+    tt.record_originals(st, a2, snap2)
+    assert st["sysctl"] == {"net.ipv4.tcp_slow_start_after_idle": "1"}
+    assert st["routes"] == orig_route
+    assert list(st["routes"].values())[0]["args"][-2:] == ["initrwnd", "40"]
+    # revert from the twice-changed system restores the first original
+    acts, notes = tt.plan_revert(st, snap2, {})
+    assert commands(acts) == [
+        "ip -n ns1 -4 route change 198.19.1.0/24 table main proto boot scope link dev "
+        "dummy0 initrwnd 40",
+        "ip netns exec ns1 sysctl -q -w net.ipv4.tcp_slow_start_after_idle=1"]
+
+
+def test_revert_refuses_when_a_saved_route_is_gone():
+    snap = snapshot()
+    st = tt.new_state({}, "ns1")
+    a, _ = tt.plan_profile(profile("route dst 198.19.1.0/24 initcwnd 4"), snap, {})
+    tt.record_originals(st, a, snap)
+    gone = copy.deepcopy(snap)
+    gone["routes"][4] = [r for r in gone["routes"][4] if r["dst"] != "198.19.1.0/24"]
+    with pytest.raises(tt.TuneError, match="saved route IPv4 198.19.1.0/24 dev dummy0 "
+                       "table main no longer exists .*--skip-missing"):
+        tt.plan_revert(st, gone, {})
+    acts, notes = tt.plan_revert(st, gone, {"skip_missing": True})
+    assert acts == [] and "skipped" in notes[0]
+
+
+def test_revert_order_default_cc_before_allowed():
+    snap = snapshot()
+    st = tt.new_state({}, "ns1")
+    st["sysctl"]["net.ipv4.tcp_congestion_control"] = "cubic"
+    st["global_sysctl"]["net.ipv4.tcp_allowed_congestion_control"] = "reno cubic"
+    now = copy.deepcopy(snap)
+    now["sysctl"]["net.ipv4.tcp_congestion_control"] = "bbr"
+    now["global_sysctl"]["net.ipv4.tcp_allowed_congestion_control"] = "reno cubic bbr"
+    acts, _ = tt.plan_revert(st, now, {})
+    assert commands(acts) == [
+        "ip netns exec ns1 sysctl -q -w net.ipv4.tcp_congestion_control=cubic",
+        "sysctl -q -w net.ipv4.tcp_allowed_congestion_control=reno cubic"]
+
+
+def test_state_file_is_written_atomically(tmp_path):
+    st = tt.State(str(tmp_path / "s"), "ns1")
+    assert st.load() is None
+    data = tt.new_state({"boot_id": "x", "netns_cookie": "7"}, "ns1")
+    st.save(data)
+    assert st.file.endswith("netns-ns1.json")
+    assert st.load() == json.loads(json.dumps(data))
+    assert [p.name for p in (tmp_path / "s").iterdir()] == ["netns-ns1.json"]
+    st.remove()
+    assert st.load() is None
+
+
+# ------------------------------------------------------------ transaction
+
+class Step(tt.Action):
+    def __init__(self, log, name, fail=False):
+        self.log, self.name, self.fail = log, name, fail
+
+    def command(self, ctx):
+        return ["step", self.name]
+
+    def do(self, ctx):
+        if self.fail:
+            raise tt.StepError("%s broke" % self.name)
+        self.log.append(self.name)
+
+    def undo_action(self):
+        return Step(self.log, "undo-" + self.name)
+
+
+def test_failure_part_way_undoes_in_reverse_order():
+    log = []
+    with pytest.raises(tt.StepError) as e:
+        tt.run_actions(tt.Host(), [Step(log, "a"), Step(log, "b"),
+                                   Step(log, "c", fail=True), Step(log, "d")])
+    assert log == ["a", "b", "undo-b", "undo-a"]
+    assert "step 3 of 4 failed: c broke" in str(e.value)
+    assert "rolled back the 2 change(s) already made" in str(e.value)
+
+
+# -------------------------------------------------------------------- CLI
+
+def run(*args):
+    return subprocess.run([sys.executable, str(SCRIPT)] + list(args),
+                          capture_output=True, text=True)
+
+
+def test_cli_is_a_single_stdlib_file():
+    src = SCRIPT.read_text()
+    assert src.startswith("#!/usr/bin/env python3\n")
+    assert SCRIPT.stat().st_mode & 0o111
+    imports = {ln.split()[1].split(".")[0] for ln in src.splitlines()
+               if ln.startswith(("import ", "from "))}
+    assert imports <= set(sys.stdlib_module_names)
+
+
+def test_cli_validation_errors_exit_2_before_touching_anything():
+    p = run("--dry-run", "route", "--default", "initcwnd", "0")
+    assert p.returncode == 2 and "out of range 1..1024" in p.stderr
+    assert "nothing was changed" in p.stderr
+    p = run("--dry-run", "apply", "no-such")
+    assert p.returncode == 2 and "no profile named" in p.stderr
+    p = run("--dry-run", "route", "--dst", "10.0.0.0/8", "-6", "initcwnd", "4")
+    assert p.returncode == 2 and "is IPv4 but -6 was given" in p.stderr
+    p = run("--netns", "tt-surely-missing", "show")
+    assert p.returncode == 2 and "does not exist" in p.stderr
