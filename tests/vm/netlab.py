@@ -204,8 +204,11 @@ class Topo:
         cmd = [sys.executable, KACONN, "client", "--host", p["server_addr"],
                "--port", str(port)]
         for k, v in kw.items():
-            if v is not None:
-                cmd += ["--" + k.replace("_", "-"), str(v)]
+            if v is None or v is False:
+                continue
+            cmd.append("--" + k.replace("_", "-"))
+            if v is not True:
+                cmd.append(str(v))
         r = self.run(p["client_ns"], cmd, check=False, timeout=timeout)
         if r.returncode not in (0, 3):
             raise RuntimeError("kaconn client failed (%d): %s" %
