@@ -44,6 +44,14 @@ def collect(scenario, args, tc=None, extra=None):
         "args": args,
         "tc": tc or [],
     }
+    host = REPO / "build" / "bench" / "host-load.json"
+    if host.exists():
+        try:
+            m.update(json.loads(host.read_text()))
+        except ValueError:
+            pass
+    m["vm_loadavg_end"] = Path("/proc/loadavg").read_text().split()[:3] \
+        if Path("/proc/loadavg").exists() else None
     m.update(extra or {})
     return m
 

@@ -95,15 +95,69 @@ def tcp_tune():
     return t if t.exists() and os.access(t, os.X_OK) else None
 
 
-def apply(policy, ns_list, extra_params=None):
-    """Set POLICY's namespace sysctl in every namespace of NS_LIST and its
-    module parameters (plus EXTRA_PARAMS, e.g. iw).  Returns a description
-    of what was applied, for the CSV."""
-    for ns in ns_list:
-        netns.sysctl(ns, "net.ipv4.tcp_slow_start_after_idle", policy.ssai)
+def profile_text(policy, extra_params=None):
+    """A tcp-tune profile (sysctl/profiles format) for POLICY."""
+    lines = ["# bench policy %s: %s" % (policy.name, policy.label)]
     if policy.cc == "cocktail":
         params = dict(policy.cocktail)
         params.update(extra_params or {})
-        set_params(params)
-        return ";".join("%s=%s" % kv for kv in sorted(params.items()))
-    return "ssai=%d" % policy.ssai
+        lines.append("load tcp_cocktail")
+        lines += ["tcp_cocktail.%s = %s" % kv for kv in sorted(params.items())]
+        lines.append("net.ipv4.tcp_allowed_congestion_control += cocktail")
+    lines.append("net.ipv4.tcp_congestion_control = %s" % policy.cc)
+    lines.append("net.ipv4.tcp_slow_start_after_idle = %d" % policy.ssai)
+    return "\n".join(lines) + "\n"
+
+
+STATE = REPO / "build" / "bench" / "tune"
+
+
+def apply(policy, ns_list, extra_params=None):
+    """Apply POLICY (plus EXTRA_PARAMS for the module, e.g. iw) in every
+    namespace of NS_LIST with `tcp-tune --netns NS apply FILE`, then check
+    that the namespace's sysctls and the module's parameters read back as
+    asked.  Without scripts/tcp-tune, sysctls are written directly.
+    Returns a description of what was applied, for the CSV."""
+    text = profile_text(policy, extra_params)
+    tool = tcp_tune()
+    for ns in ns_list:
+        if tool:
+            prof = STATE / ("%s.profile" % policy.name)
+            prof.parent.mkdir(parents=True, exist_ok=True)
+            prof.write_text(text)
+            netns.sh("%s --netns %s --state-dir %s --module-path %s apply %s"
+                     % (tool, ns, STATE / ns, REPO / "kmod", prof))
+        else:
+            if policy.cc == "cocktail":
+                params = dict(policy.cocktail)
+                params.update(extra_params or {})
+                set_params(params)
+            netns.sysctl(ns, "net.ipv4.tcp_slow_start_after_idle",
+                         policy.ssai)
+        got = netns.sysctl_get(ns, "net.ipv4.tcp_slow_start_after_idle")
+        if int(got) != policy.ssai:
+            raise RuntimeError("%s: tcp_slow_start_after_idle is %s in %s, "
+                               "wanted %d" % (policy.name, got, ns,
+                                              policy.ssai))
+    desc = ["ssai=%d" % policy.ssai]
+    if policy.cc == "cocktail":
+        want = dict(policy.cocktail)
+        want.update(extra_params or {})
+        have = get_params()
+        for k, v in sorted(want.items()):
+            if str(have.get(k)) != str(v):
+                raise RuntimeError("tcp_cocktail.%s is %r, wanted %r" %
+                                   (k, have.get(k), v))
+            desc.append("%s=%s" % (k, v))
+    return ";".join(desc)
+
+
+def revert(ns_list):
+    """Undo tcp-tune's changes (module parameters are host-global)."""
+    tool = tcp_tune()
+    if not tool:
+        return
+    for ns in ns_list:
+        if (STATE / ns).exists():
+            netns.sh("%s --netns %s --state-dir %s revert" %
+                     (tool, ns, STATE / ns), check=False)

@@ -59,7 +59,7 @@ def parse_only(text):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="bench/run")
-    ap.add_argument("scenario", choices=SCENARIOS)
+    ap.add_argument("scenario", nargs="+", choices=SCENARIOS)
     ap.add_argument("--quick", action="store_true",
                     help="the small subset used by bench-quick")
     ap.add_argument("--reps", type=int, default=None,
@@ -74,6 +74,27 @@ def main(argv=None):
     if args.reps is not None and not 1 <= args.reps <= 1000:
         ap.error("--reps must be 1..1000")
     args.only = parse_only(args.only)
+    if args.out and len(args.scenario) > 1:
+        ap.error("--out needs a single scenario")
+    if os.geteuid() != 0 and not args.report_only:
+        print("bench/run: must run as root inside the VM (bench/run does "
+              "that through scripts/vm-run)", file=sys.stderr)
+        return 2
+    status = 0
+    for name in args.scenario:
+        try:
+            run_one(name, args)
+        except Exception as e:  # one scenario's failure does not stop the rest
+            import traceback
+            traceback.print_exc()
+            print("bench: scenario %s failed: %s" % (name, e), file=sys.stderr)
+            status = 1
+    return status
+
+
+def run_one(name, args):
+    args = argparse.Namespace(**vars(args))
+    args.scenario = name
     outdir = Path(args.out) if args.out else REPO / "bench" / "results" / \
         args.scenario
     mod = importlib.import_module("bench.scenarios." + args.scenario)
@@ -82,11 +103,7 @@ def main(argv=None):
     if args.report_only:
         rows = table.read_csv(outdir / "runs.csv")
         mod.report(ctx, rows)
-        return 0
-    if os.geteuid() != 0:
-        print("bench/run: must run as root inside the VM (bench/run does "
-              "that through scripts/vm-run)", file=sys.stderr)
-        return 2
+        return
     rows = mod.run(ctx)
     ctx.save(rows)
     m = meta.collect(args.scenario, {"quick": args.quick, "reps": ctx.reps,
@@ -97,7 +114,6 @@ def main(argv=None):
     meta.write(outdir / "meta.json", m)
     mod.report(ctx, rows)
     ctx.log("done: %d rows in %s" % (len(rows), outdir))
-    return 0
 
 
 if __name__ == "__main__":

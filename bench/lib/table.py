@@ -35,6 +35,10 @@ def _num(v):
     if v is None or v == "":
         return None
     try:
+        return int(v)
+    except ValueError:
+        pass
+    try:
         return float(v)
     except ValueError:
         return v
@@ -166,7 +170,7 @@ def markdown(rows, group, row_key, policies, baseline, title_fmt,
                 if base and p != baseline:
                     bits.append("×%.2f base" % (c["median"] / base))
                 if c["rtx"] is not None:
-                    bits.append("%s rtx" % fmt(c["rtx"]))
+                    bits.append("%g rtx" % c["rtx"])
                 if c["failed"]:
                     bits.append("%d failed" % c["failed"])
                 line.append("<br>".join(bits))

@@ -187,3 +187,79 @@ class CrossTraffic:
             s.close()
         for s in self.sinks:
             s.close()
+
+
+class Responder(threading.Thread):
+    """Server side of a persistent request/response connection: each
+    request is a 4-byte big-endian length; the answer is that many bytes
+    (written with one sendall)."""
+
+    def __init__(self, sock):
+        super().__init__(daemon=True)
+        self.sock = sock
+        self.error = None
+
+    def run(self):
+        buf = b""
+        try:
+            while True:
+                while len(buf) < 4:
+                    b = self.sock.recv(4 - len(buf))
+                    if not b:
+                        return
+                    buf += b
+                n = int.from_bytes(buf[:4], "big")
+                buf = b""
+                if n == 0:
+                    return
+                self.sock.sendall(b"r" * n)
+        except OSError as e:
+            self.error = e
+
+
+def request(cli, nbytes, timeout):
+    """One request on a Responder connection: (t0, t_last)."""
+    t0 = time.monotonic()
+    cli.sendall(int(nbytes).to_bytes(4, "big"))
+    return t0, recv_exact(cli, nbytes, t0 + timeout)
+
+
+class Bulk:
+    """A long-running bulk TCP transfer (competing traffic): a writer
+    thread on SRV and a reader thread draining CLI until stop()."""
+
+    def __init__(self, srv, cli):
+        self.srv, self.cli = srv, cli
+        self._stop = threading.Event()
+        self.received = 0
+
+    def start(self):
+        threading.Thread(target=self._write, daemon=True).start()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _write(self):
+        chunk = b"b" * 65536
+        try:
+            while not self._stop.is_set():
+                self.srv.sendall(chunk)
+        except OSError:
+            pass
+
+    def _read(self):
+        try:
+            while not self._stop.is_set():
+                b = self.cli.recv(1 << 20)
+                if not b:
+                    return
+                self.received += len(b)
+        except OSError:
+            pass
+
+    def stop(self):
+        self._stop.set()
+        for s in (self.srv, self.cli):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()

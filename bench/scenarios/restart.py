@@ -1,9 +1,10 @@
 """restart: Chan (2001), dissertation section 3.3 / 5.2, tables 3.1-3.4 and
 5.1-5.4, on real Linux TCP.
 
-Topology (figure 3.1): senders s1..s4 -> router g1 -> router g2 ->
-receivers r1..r4; router buffer 15 packets (drop-tail: pfifo limit 15;
-RED: limit 15 packets, min 5, max 12); MSS 1460 (TCP timestamps off at the
+Topology (figure 3.1), built by scripts/netem-topo --senders 4: senders
+s0..s3 -> router rl -> router rr -> clients c0..c3; one-way delay D on each
+direction (--rtt 2D), router buffer 15 packets (drop-tail: netem rate limit
+15; RED: tbf + red with a 15-packet limit, netem-topo's thresholds); MSS 1460 (TCP timestamps off at the
 receiver, so a segment carries 1460 bytes); window capped at 22 segments
 (TCP_WINDOW_CLAMP at the receiver); receiver delayed ACKs on (Linux
 default); Nagle off at the sender (TCP_NODELAY).
@@ -56,21 +57,21 @@ def ideal_s(p, delay_ms, burst, mss):
     return delay_ms / 1000.0 + burst * (mss + hdr) * 8 / free
 
 
-def one_run(topo, lst, p, pol, burst, delay_ms):
+def one_run(topo, lst, p, pol, burst, delay_ms, params):
     """One warm-up / idle / burst run; returns the CSV row fields."""
-    s1, r1 = topo.ns("s1"), topo.ns("r1")
-    params = policies.apply(pol, [s1])
+    r1 = topo.pairs[0]["client_ns"]
     clamp = p["clamp_segs"] * 1460
     slow = 3.0 + delay_ms / 50.0          # generous timeouts under TCG
     srv, cli = traffic.tcp_pair(lst, r1, pol.cc, clamp=clamp,
                                 timeout=120 * slow)
     cross = traffic.CrossTraffic(
-        [(topo.ns("s%d" % i), topo.ns("r%d" % i), topo.raddr(i))
-         for i in range(2, topo.n + 1)], p["cross_kbit"])
+        [(q["server_ns"], q["client_ns"], q["client_addr"])
+         for q in topo.pairs[1:]], p["cross_kbit"])
     row = {"params": params, "congestion": traffic.tcpinfo.congestion(srv)}
     try:
         mss = traffic.tcpinfo.info(srv)["snd_mss"]
-        traffic.send_and_time(srv, cli, WARM_SEGS * mss, 120 * slow)
+        w0, w1 = traffic.send_and_time(srv, cli, WARM_SEGS * mss, 120 * slow)
+        row["warm_s"] = round(w1 - w0, 3)
         before = traffic.wait_acked(srv, 10 * slow)
         rto_s = before["rto"] / 1e6
         cross.start()                       # idle period begins
@@ -78,7 +79,7 @@ def one_run(topo, lst, p, pol, burst, delay_ms):
         t_idle0 = time.monotonic()
         if idle > 0:
             time.sleep(idle)
-        drops0 = topo.drops()
+        drops0 = netns.bottleneck_drops(topo)
         pre = traffic.tcpinfo.info(srv)
         t0, t_last = traffic.send_and_time(srv, cli, burst * mss, 120 * slow)
         after = traffic.wait_acked(srv, 10 * slow)
@@ -87,7 +88,7 @@ def one_run(topo, lst, p, pol, burst, delay_ms):
             "ideal_s": round(ideal_s(p, delay_ms, burst, mss), 6),
             "burst_retrans": after["total_retrans"] - before["total_retrans"],
             "warm_retrans": before["total_retrans"],
-            "bottleneck_drops": topo.drops() - drops0,
+            "bottleneck_drops": netns.bottleneck_drops(topo) - drops0,
             "mss": mss,
             "rto_ms": round(rto_s * 1000, 1),
             "idle_s": round(t0 - t_idle0 + before["last_data_sent"] / 1000.0,
@@ -137,26 +138,32 @@ def run(ctx):
     order = itertools.count()
     for prof, q, d, bursts in _grid(ctx):
         p = PROFILES[prof]
-        topo = netns.Dumbbell(prefix="br", senders=4,
-                              rate_kbit=p["rate_kbit"], delay_ms=d,
-                              queue_pkts=p["queue_pkts"], queue=q)
+        topo = netns.topo(senders=4, rtt=2 * d, rate="%dkbit" % p["rate_kbit"],
+                          limit=p["queue_pkts"], red=(q == "red"))
         topo.up()
+        s1 = topo.pairs[0]["server_ns"]
         try:
-            for ns in (topo.ns("s1"), topo.ns("r1")):
+            for ns in (s1, topo.pairs[0]["client_ns"]):
                 netns.sysctl(ns, "net.ipv4.tcp_no_metrics_save", 1)
                 netns.sysctl(ns, "net.ipv4.tcp_timestamps", p["timestamps"])
-            ctx.tc.extend(t for t in topo.tc if t not in ctx.tc)
-            lst = traffic.Listener(topo.ns("s1"), topo.saddr(1), PORT)
+            ctx.tc.append({"profile": prof, "queue": q, "delay_ms": d,
+                           "netem_topo": topo.args(), "tc": topo.info["tc"]})
+            lst = traffic.Listener(s1, topo.pairs[0]["server_addr"], PORT)
+            applied = {}
             for rep in range(ctx.reps):
-                for burst in bursts:
-                    k = rep % len(pols)   # rotate the order every repetition
-                    for pol in pols[k:] + pols[:k]:
+                k = rep % len(pols)       # rotate the order every repetition
+                for pol in pols[k:] + pols[:k]:
+                    for burst in bursts:
                         base = {"profile": prof, "queue": q, "delay_ms": d,
                                 "burst": burst, "policy": pol.name,
                                 "rep": rep, "order": next(order)}
                         t = time.monotonic()
                         try:
-                            base.update(one_run(topo, lst, p, pol, burst, d))
+                            if applied.get("name") != pol.name:
+                                applied["params"] = policies.apply(pol, [s1])
+                                applied["name"] = pol.name
+                            base.update(one_run(topo, lst, p, pol, burst, d,
+                                                applied["params"]))
                         except (OSError, TimeoutError, RuntimeError) as e:
                             base["error"] = "%s: %s" % (type(e).__name__, e)
                         base["wall_s"] = round(time.monotonic() - t, 1)
@@ -170,6 +177,7 @@ def run(ctx):
                 ctx.save(rows)
             lst.close()
         finally:
+            policies.revert([s1])
             topo.down()
     return rows
 

@@ -1,0 +1,241 @@
+"""phttp: Heidemann (1997), table 1 (seed 000_*): retrievals of three
+documents (6,651, 3,883 and 1,866 B) over a 10 Mbit/s link with under 1 ms
+RTT and over a 90 ms RTT link; HTTP/1.0 (a connection per document) vs
+persistent connections; server variants: headers written separately with
+Nagle on (the short-initial-segment and odd-final-segment stalls),
+headers with the body, headers separately with Nagle off; IW 1, 2, 4, 10
+through the module.  Mean, standard deviation, relative sd and 95% CI as
+the paper reports them, and a sequence plot of one retrieval from the
+capture (like its figures 1 and 3).
+
+The server is the bench's own (an HTTP/1.x-shaped responder: a ~230-byte
+header block, Content-Length, Connection: keep-alive); nginx is not
+installed on the test machines (scripts/deps does not pull it), so the
+modern nginx reference row is not measured.
+"""
+import socket
+import threading
+import time
+
+from bench.lib import netns, plot, policies, stats, table, traffic
+
+DOCS = [6651, 3883, 1866]
+PORT = 5004
+LINKS = {"lan": dict(rtt=0, rate="10mbit"), "wan90": dict(rtt=90,
+                                                           rate="10mbit")}
+# (name, persistent, headers separate, nagle, policy, module params)
+VARIANTS = [
+    ("http1.0", False, False, True, "linux-default", None),
+    ("phttp-split-nagle", True, True, True, "linux-default", None),
+    ("phttp-together", True, False, True, "linux-default", None),
+    ("phttp-split-nodelay", True, True, False, "linux-default", None),
+    ("phttp-together", True, False, True, "cubic-nossai", None),
+    ("phttp-together", True, False, True, "bbr", None),
+    ("phttp-together", True, False, True, "reno-ssr", None),
+    ("phttp-together", True, False, True, "cocktail-auto", None),
+] + [("phttp-split-nagle", True, True, True, "cocktail-auto", {"iw": iw})
+     for iw in (1, 2, 4, 10)]
+FULL = dict(links=["lan", "wan90"], n=100)
+QUICK = dict(links=["lan"], n=10)
+
+
+def header(n):
+    h = ("HTTP/1.1 200 OK\r\nDate: Sat, 01 Jun 1996 12:00:00 GMT\r\n"
+         "Server: bench-phttp/1.0\r\nLast-Modified: Wed, 01 May 1996 "
+         "12:00:00 GMT\r\nContent-Type: text/html\r\nConnection: "
+         "keep-alive\r\nContent-Length: %d\r\n\r\n" % n)
+    return h.encode()
+
+
+def _serve(lst, cc, persistent, split, nagle, stop):
+    lst.sock.settimeout(0.5)
+    while not stop.is_set():
+        try:
+            c, _ = lst.sock.accept()
+        except socket.timeout:
+            continue
+        except OSError:
+            return
+        try:
+            traffic.tcpinfo.set_congestion(c, cc)
+            c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY,
+                         0 if nagle else 1)
+            c.settimeout(30)
+            while True:
+                req = c.recv(64)
+                if not req:
+                    break
+                n = DOCS[int(req.split()[1])]
+                if split:
+                    c.sendall(header(n))
+                    c.sendall(b"d" * n)
+                else:
+                    c.sendall(header(n) + b"d" * n)
+                if not persistent:
+                    break
+        except (OSError, ValueError, IndexError):
+            pass
+        finally:
+            c.close()
+
+
+def _read_response(c):
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        b = c.recv(4096)
+        if not b:
+            raise ConnectionError("closed in headers")
+        buf += b
+    head, body = buf.split(b"\r\n\r\n", 1)
+    n = int([ln for ln in head.split(b"\r\n")
+             if ln.lower().startswith(b"content-length")][0].split(b":")[1])
+    while len(body) < n:
+        b = c.recv(65536)
+        if not b:
+            raise ConnectionError("closed in body")
+        body += b
+
+
+def _retrieve(addr, persistent, n):
+    """N retrievals of the three documents; list of seconds."""
+    out = []
+    c = None
+    for _ in range(n):
+        t0 = time.monotonic()
+        for i in range(len(DOCS)):
+            if c is None:
+                c = socket.create_connection((addr, PORT), timeout=30)
+            c.sendall(b"GET %d HTTP/1.1\r\n\r\n" % i)
+            _read_response(c)
+            if not persistent:
+                c.close()
+                c = None
+        out.append(time.monotonic() - t0)
+    if c is not None:
+        c.close()
+    return out
+
+
+def run(ctx):
+    g = QUICK if ctx.quick else FULL
+    ctx.reps = ctx.reps or g["n"]
+    ok, why = policies.cocktail_status()
+    variants = [v for v in VARIANTS if ok or not v[4].startswith("cocktail")]
+    if not ok:
+        ctx.note("cocktail variants skipped: %s" % why)
+    rows = []
+    for link in g["links"]:
+        topo = netns.topo(limit=1000, **LINKS[link])
+        topo.up()
+        try:
+            netns.sysctl(topo.server, "net.ipv4.tcp_no_metrics_save", 1)
+            ctx.tc.append({"link": link, "netem_topo": topo.args(),
+                           "tc": topo.info["tc"]})
+            lst = traffic.Listener(topo.server, topo.server_addr, PORT)
+            for name, pers, split, nagle, pname, params in variants:
+                pol = policies.BY_NAME[pname]
+                applied = policies.apply(pol, [topo.server], params)
+                label = "%s %s" % (name, pname) + (
+                    " iw=%s" % params["iw"] if params else "")
+                stop = threading.Event()
+                srv = threading.Thread(target=_serve, args=(
+                    lst, pol.cc, pers, split, nagle, stop), daemon=True)
+                srv.start()
+                pcap = None
+                try:
+                    if name == "phttp-split-nagle" and pname == \
+                            "linux-default":
+                        pcap = netns.REPO / "build" / "bench" / (
+                            "phttp-%s.pcap" % link)
+                        with netns.netlab.Capture(
+                                topo.capture_ns, topo.capture_dev, pcap,
+                                "tcp port %d" % PORT):
+                            t = netns.NsThread(topo.client, _retrieve,
+                                               topo.server_addr, pers, 1)
+                            t.start()
+                            t.join_result(120)
+                        _seqplot(ctx, pcap, topo.server_addr, link)
+                    t = netns.NsThread(topo.client, _retrieve,
+                                       topo.server_addr, pers, ctx.reps)
+                    t.start()
+                    times = t.join_result(120 + 10 * ctx.reps)
+                    for i, s in enumerate(times):
+                        rows.append({"link": link, "variant": label,
+                                     "server": name, "policy": pname,
+                                     "params": applied, "rep": i,
+                                     "ms": round(s * 1000, 3)})
+                    ctx.log("%s %-40s mean %.1f ms" % (
+                        link, label, stats.mean(times) * 1000))
+                except (OSError, RuntimeError, TimeoutError) as e:
+                    rows.append({"link": link, "variant": label,
+                                 "server": name, "policy": pname,
+                                 "error": "%s: %s" % (type(e).__name__, e)})
+                finally:
+                    stop.set()
+                    srv.join(5)
+            lst.close()
+            ctx.save(rows)
+        finally:
+            policies.revert([topo.server])
+            topo.down()
+    return rows
+
+
+def _seqplot(ctx, pcap, server, link):
+    pkts = netns.netlab.read_pcap(str(pcap))
+    segs = netns.netlab.data_segments(pkts, server, PORT)
+    if not segs:
+        return
+    t0 = segs[0].ts
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(7, 4), dpi=100)
+    base = {}
+    xs, ys = [], []
+    for p in segs:
+        b = base.setdefault(p.dport, p.seq)
+        xs.append(p.ts - t0)
+        ys.append(((p.end - b) & 0xFFFFFFFF))
+    ax.plot(xs, ys, "o", ms=3)
+    ax.set_xlabel("seconds")
+    ax.set_ylabel("sequence (end of segment, bytes)")
+    ax.set_title("P-HTTP, headers written separately, Nagle on (%s)" % link,
+                 fontsize=10)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(ctx.outdir / ("seq-%s.png" % link))
+    plt.close(fig)
+
+
+def report(ctx, rows):
+    rows = [r for r in rows if r.get("variant")]
+    md = ["# phttp: retrieval time of three documents (Heidemann 1997, "
+          "table 1)\n\n",
+          "Measured inside the test VM, 10 Mbit/s, own HTTP-shaped server. "
+          "Per retrieval (6,651 + 3,883 + 1,866 B): mean (sd, relative sd, "
+          "95% CI) in ms, as the paper reports; published rows in "
+          "bench/published/heidemann1997_table1.csv (HTTP 43 ms; P-HTTP "
+          "605 ms; with both fixes 26 ms).\n\n"]
+    md += ["- %s\n" % n for n in ctx.notes]
+    md.append("\n| link | variant | n | mean ms (sd, rsd, 95% CI) | median "
+              "(min–max) |\n|---|---|---|---|---|\n")
+    keys = []
+    for r in rows:
+        if (r["link"], r["variant"]) not in keys:
+            keys.append((r["link"], r["variant"]))
+    groups = {}
+    for link, v in keys:
+        ms = [r["ms"] for r in rows if (r["link"], r["variant"]) == (link, v)
+              and r.get("ms") is not None]
+        s = stats.summarize(ms)
+        if not s["n"]:
+            md.append("| %s | %s | 0 | failed | |\n" % (link, v))
+            continue
+        md.append("| %s | %s | %d | %s (%s, %.0f%%, %s) | %s |\n" % (
+            link, v, s["n"], table.fmt(s["mean"]), table.fmt(s["sd"]),
+            100 * s["sd"] / s["mean"] if s["mean"] else 0,
+            table.fmt(s["ci95"]), table.fmt_range(s)))
+        groups.setdefault(link, {})[v] = ms
+    (ctx.outdir / "table.md").write_text("".join(md))
+    for link, g in groups.items():
+        plot.bars(ctx.outdir / ("phttp-%s.png" % link),
+                  "retrieval time, %s" % link, "ms", {link: g})

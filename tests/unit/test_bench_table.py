@@ -1,0 +1,81 @@
+"""Host tests of bench/lib/table.py and plot.py: a fixed CSV gives the
+expected markdown table, winners and auto verdicts; plots are PNGs."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from bench.lib import plot, published, table  # noqa: E402
+
+DATA = Path(__file__).resolve().parent / "data" / "bench"
+POLICIES = ["linux-default", "cubic-nossai", "cocktail-ssr", "cocktail-auto"]
+GROUP = ["profile", "queue", "burst"]
+
+
+def _rows():
+    return table.read_csv(DATA / "restart_runs.csv")
+
+
+def test_markdown_matches_expected():
+    pub = {(("chan2m", "droptail", 100), 10, "SSR"): 2.498,
+           (("chan2m", "droptail", 100), 300, "SSR"): 10.596}
+    md = table.markdown(_rows(), GROUP, "delay_ms", POLICIES,
+                        "linux-default", "{profile}, {queue}, burst {burst} "
+                        "segments", "one-way delay ms", published=pub,
+                        published_cols=("SSR",))
+    assert md == (DATA / "restart_table.md").read_text()
+
+
+def test_failed_run_is_counted_not_zero():
+    cs = table.cells(_rows(), GROUP, "delay_ms")
+    auto = cs[(("chan2m", "droptail", 100), 10, "cocktail-auto")]
+    assert auto["n"] == 2 and auto["failed"] == 1 and auto["median"] == 3.2
+
+
+def test_verdict_and_auto_summary():
+    cs = table.cells(_rows(), GROUP, "delay_ms")
+    g = ("chan2m", "droptail", 100)
+    v = table.verdict({p: cs[(g, 300, p)] for p in POLICIES
+                       if (g, 300, p) in cs}, POLICIES)
+    assert v["winner"] == "cocktail-auto"
+    assert v["auto_gap"] == 0 and v["auto_rtx_ok"] is False
+    head, lines = table.auto_summary(_rows(), GROUP, "delay_ms", POLICIES)
+    assert head == "auto met the goal in 1 of 2 cells"
+    assert len(lines) == 1 and "delay_ms=300" in lines[0]
+    assert "retransmits more than SSR" in lines[0]
+
+
+def test_csv_roundtrip(tmp_path):
+    rows = [{"a": 1, "b": "x"}, {"a": 2.5, "c": ""}]
+    table.write_csv(tmp_path / "r.csv", rows)
+    back = table.read_csv(tmp_path / "r.csv")
+    assert back == [{"a": 1, "b": "x", "c": None},
+                    {"a": 2.5, "b": None, "c": None}]
+
+
+def test_fmt():
+    assert table.fmt(None) == "n/a"
+    assert table.fmt(2.498) == "2.50"
+    assert table.fmt(0.01234) == "0.0123"
+    assert table.fmt(1234.5) == "1234" or table.fmt(1234.5) == "1235"
+
+
+def test_plots_are_png(tmp_path):
+    p = plot.lines(tmp_path / "l.png", "t", "x", "y",
+                   {"a": [(10, [1, 2, 3]), (20, [2, None])], "empty": []},
+                   {"pub": [(10, 1.5)]})
+    assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    b = plot.bars(tmp_path / "b.png", "t", "y",
+                  {"g1": {"x": [1, 2], "y": [3]}, "g2": {"x": [2]}})
+    assert b.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_published_chan_transcription():
+    chan = published.chan()
+    # spot checks against the seed's tables 3.1 and 5.4
+    assert chan[("droptail", 100, 10, "SSR")] == 2.498
+    assert chan[("red", 100, 10, "SSR")] == 2.991
+    assert chan[("droptail", 1000, 300, "Cocktail")] == 53.736
+    assert chan[("red", 200, 300, "RBP")] == 5.7111
+    assert len(chan) == 8 * 4 * 2 * 4      # delays x bursts x queues x pols
+    heid = published.load("heidemann1997_table1.csv")
+    assert [r["mean_ms"] for r in heid] == [43, 605, 195, 26]
