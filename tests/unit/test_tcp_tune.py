@@ -518,7 +518,10 @@ def test_plan_no_global_and_no_routes():
 def test_plan_route_cmd():
     snap = snapshot()
     acts = tt.plan_route_cmd(sel(all=True), {"initcwnd": 4}, snap)
-    assert len(acts) == 3           # the metric-200 IPv4 default has 4 already
+    # the metric-200 IPv4 and metric-2048 IPv6 defaults have initcwnd 4 already
+    assert [a.label for a in acts] == [
+        "IPv4 default via 198.18.0.2 dev veth0 table main metric 100",
+        "IPv6 default via fd00:cc::2 dev veth0 table main metric 1024"]
     with pytest.raises(tt.TuneError, match="modprobe tcp_bbr first"):
         tt.plan_route_cmd(sel(all=True), {"congctl": "bbr"}, snap)
 

@@ -559,7 +559,7 @@ BAD = [
      r"route metric initcwnd needs a value"),
     ("no-metrics", lambda t: ["route", "--default"], r"no route metrics given"),
     ("route-missing", lambda t: ["route", "--dst", "198.19.99.0/24", "initcwnd", "4"],
-     r"no route to 198\.19\.99\.0/24 IPv4 in table main in namespace tt-a"),
+     r"no route to 198\.19\.99\.0/24 IPv4 in table main in namespace NSNAME"),
     ("route-host-bits", lambda t: ["route", "--dst", "198.19.0.5/16", "initcwnd", "4"],
      r"--dst 198\.19\.0\.5/16: not a network prefix"),
     ("route-ambiguous", lambda t: ["route", "--default", "-4", "initcwnd", "4"],
@@ -580,16 +580,35 @@ BAD = [
 ]
 
 
+SNS, SPEER = "tt-s", "tt-sp"
+
+
+@pytest.fixture(scope="module")
+def shared_ns():
+    """One namespace pair for all bad-input cases (they must not change it;
+    each case checks that)."""
+    sh("ip netns del %s" % SNS, check=False)
+    sh("ip netns del %s" % SPEER, check=False)
+    if module_loaded("tcp_bbr"):
+        sh("rmmod tcp_bbr", check=False)
+    subprocess.run(["bash", "-c", SETUP.format(ns=SNS, peer=SPEER)], check=True)
+    yield SNS
+    sh("ip netns del %s" % SNS, check=False)
+    sh("ip netns del %s" % SPEER, check=False)
+
+
 @pytest.mark.parametrize("bad", BAD, ids=[b[0] for b in BAD])
-def test_bad_input_changes_nothing(ns, tmp_path, bad):
+def test_bad_input_changes_nothing(shared_ns, tmp_path, bad):
     _id, build, msg = bad
-    before = state()
-    p = tool(*build(tmp_path), state=ns)
+    st = tmp_path / "state"
+    before = state(shared_ns)
+    p = tool(*build(tmp_path), ns=shared_ns, state=st)
     assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
+    msg = msg.replace("NSNAME", shared_ns)
     assert re.search(msg, p.stderr), "expected /%s/ in:\n%s" % (msg, p.stderr)
     assert "nothing was changed" in p.stderr
-    assert_same(before, state())
-    assert not Path(ns).exists() or not list(Path(ns).glob("*.json"))
+    assert_same(before, state(shared_ns))
+    assert not st.exists() or not list(st.glob("*.json"))
 
 
 def test_bad_netns(ns):
