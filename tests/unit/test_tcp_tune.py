@@ -517,13 +517,26 @@ def test_plan_no_global_and_no_routes():
 
 def test_plan_route_cmd():
     snap = snapshot()
-    acts = tt.plan_route_cmd(sel(all=True), {"initcwnd": 4}, snap)
+    acts, notes = tt.plan_route_cmd(sel(all=True), {"initcwnd": 4}, snap)
+    assert notes == []
     # the metric-200 IPv4 and metric-2048 IPv6 defaults have initcwnd 4 already
     assert [a.label for a in acts] == [
         "IPv4 default via 198.18.0.2 dev veth0 table main metric 100",
         "IPv6 default via fd00:cc::2 dev veth0 table main metric 1024"]
     with pytest.raises(tt.TuneError, match="modprobe tcp_bbr first"):
         tt.plan_route_cmd(sel(all=True), {"congctl": "bbr"}, snap)
+    # "all": routes the kernel cannot tell apart (fe80::/64 on three devices,
+    # same metric) are skipped with a note, not changed at random
+    acts, notes = tt.plan_route_cmd(sel("all", all=True), {"initcwnd": 9}, snap)
+    labels = [a.label for a in acts]
+    assert not any("fe80::/64" in lbl for lbl in labels)
+    assert len([n for n in notes if "fe80::/64" in n]) == 3
+    assert "IPv4 198.19.1.0/24 dev dummy0 table main" in labels
+    # ... but named explicitly, the ambiguity is an error
+    import ipaddress
+    with pytest.raises(tt.TuneError, match="share destination, table, tos and metric"):
+        tt.plan_route_cmd(sel("dst", prefix=ipaddress.ip_network("fe80::/64"),
+                              families=(6,), dev="veth1"), {"initcwnd": 9}, snap)
 
 
 # ---------------------------------------------------- state and revert
