@@ -90,6 +90,26 @@ def get_params():
     return out
 
 
+def counters():
+    """The module's read-only counters ({name: int}), {} when unloaded."""
+    try:
+        text = (PARAMS / "stats").read_text()
+    except OSError:
+        return {}
+    out = {}
+    for ln in text.splitlines():
+        parts = ln.split()
+        if len(parts) == 2 and parts[1].lstrip("-").isdigit():
+            out[parts[0]] = int(parts[1])
+    return out
+
+
+def counter_delta(before, after):
+    """Counters that changed between two counters() snapshots."""
+    return {k: after[k] - before.get(k, 0) for k in after
+            if after[k] != before.get(k, 0)}
+
+
 def tcp_tune():
     t = REPO / "scripts" / "tcp-tune"
     return t if t.exists() and os.access(t, os.X_OK) else None

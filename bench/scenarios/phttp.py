@@ -121,6 +121,10 @@ def run(ctx):
     ctx.reps = ctx.reps or g["n"]
     ok, why = policies.cocktail_status()
     variants = [v for v in VARIANTS if ok or not v[4].startswith("cocktail")]
+    if "policy" in ctx.only:
+        variants = [v for v in variants if v[4] in ctx.only["policy"]]
+    if "server" in ctx.only:
+        variants = [v for v in variants if v[0] in ctx.only["server"]]
     if not ok:
         ctx.note("cocktail variants skipped: %s" % why)
     rows = []

@@ -81,8 +81,13 @@ def one_run(topo, lst, p, pol, burst, delay_ms, params):
             time.sleep(idle)
         drops0 = netns.bottleneck_drops(topo)
         pre = traffic.tcpinfo.info(srv)
+        c0 = policies.counters()
         t0, t_last = traffic.send_and_time(srv, cli, burst * mss, 120 * slow)
         after = traffic.wait_acked(srv, 10 * slow)
+        if pol.cc == "cocktail":
+            row["module_counters"] = " ".join(
+                "%s=%d" % kv for kv in sorted(policies.counter_delta(
+                    c0, policies.counters()).items()))
         row.update({
             "seconds": round(t_last - t0, 6),
             "ideal_s": round(ideal_s(p, delay_ms, burst, mss), 6),
