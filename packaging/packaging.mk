@@ -2,7 +2,7 @@
 # builds against other kernels. Included by the top-level Makefile, which
 # provides TOP, KDIR, KVER, PREFIX, DESTDIR, BUILD and PYTHON.
 #
-#   make install [DESTDIR=] [PREFIX=/usr/local] [INSTALL_MOD_DIR=extra]
+#   make install [DESTDIR=] [PREFIX=/usr/local] [INSTALL_MOD_DIR=extra] [NOBUILD=1]
 #   make install-boot       install + /etc/modules-load.d and /etc/modprobe.d
 #   make uninstall          remove exactly what install put there (manifest)
 #   make dkms-install       register, build and install via DKMS (alias: dkms)
@@ -25,10 +25,14 @@ FORCE           ?= 0
 .PHONY: install install-boot uninstall dkms dkms-install dkms-remove \
 	dkms-source deb sign compat-check compat-headers pkgcheck
 
-install: modules daemon
+# NOBUILD=1: install what is already built (the VM suite uses it: the
+# modules are built on the host before the VM boots).
+INSTALL_DEPS := $(if $(NOBUILD),,modules daemon)
+
+install: $(INSTALL_DEPS)
 	$(PKG_ENV) packaging/install-files install
 
-install-boot: modules daemon
+install-boot: $(INSTALL_DEPS)
 	$(PKG_ENV) packaging/install-files install --boot
 
 uninstall:
