@@ -7,7 +7,11 @@ restart decision), the probe's counters over generic netlink, rmmod, and no
 kernel warnings. Prints one JSON object; exit status 0 when every check
 passed.
 
-    KDIR=<headers of kernel X> scripts/vm-run packaging/vm-smoke.py build/compat/<X>/kmod
+    KDIR=<headers of kernel X> scripts/vm-run packaging/vm-smoke.py build/compat/<X>/kmod [--sig-enforce]
+
+--sig-enforce finally sets module.sig_enforce=1 and checks that the unsigned
+module, and tcp_cocktail.signed.ko (signed with a key the kernel does not
+trust) if present, are refused.
 """
 import json
 import os
@@ -32,7 +36,8 @@ def sh(cmd, check=True):
 
 
 def main():
-    kodir = Path(sys.argv[1] if len(sys.argv) > 1 else "kmod").resolve()
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    kodir = Path(args[0] if args else "kmod").resolve()
     res = {"kernel": os.uname().release, "checks": {}}
     ok = res["checks"]
     dmesg0 = len(sh("dmesg").stdout.splitlines())
@@ -44,6 +49,11 @@ def main():
             res["insmod_error_" + m] = p.stderr.strip()
     res["vermagic"] = sh("modinfo -F vermagic %s/tcp_cocktail.ko" % kodir).stdout.strip()
     got = {}
+    listener = None
+    if ok.get("insmod_tcp_oooprobe"):
+        # The probe records only while someone listens to its events.
+        listener = ol.Genl()
+        listener.subscribe()
     if ok.get("insmod_tcp_cocktail"):
         payload1, payload2 = 2_000_000, 300_000
         with ol.Link("smk", rtt_ms=40, srv_netem="reorder 10% 50%") as link:
@@ -90,12 +100,29 @@ def main():
         g = ol.Genl()
         st = g.stats()
         g.close()
+        if listener:
+            listener.close()
         res["oooprobe_stats"] = {k: v for k, v in st.items()}
         ok["probe_recorded_ooo"] = st.get("STAT_RANGES_RECORDED", 0) > 0 and st.get("STAT_RANGES_RELEASED", 0) > 0
         res["probe_hook"] = st.get("STAT_HOOK")
     for m in ("tcp_oooprobe", "tcp_cocktail"):
         if Path("/sys/module", m).exists():
             ok["rmmod_" + m] = sh("rmmod %s" % m, check=False).returncode == 0
+    if "--sig-enforce" in sys.argv:
+        # Irreversible until reboot (bool_enable_only): last, separate boot.
+        # An unsigned module and one signed by a key the kernel does not
+        # trust must both be refused.
+        Path("/sys/module/module/parameters/sig_enforce").write_text("1\n")
+        p = sh("insmod %s/tcp_cocktail.ko" % kodir, check=False)
+        res["sig_enforce_unsigned"] = p.stderr.strip()
+        ok["sig_enforce_refuses_unsigned"] = (
+            p.returncode != 0 and "Key was rejected" in p.stderr)
+        signed = kodir / "tcp_cocktail.signed.ko"
+        if signed.exists():
+            p = sh("insmod %s" % signed, check=False)
+            res["sig_enforce_untrusted"] = p.stderr.strip()
+            ok["sig_enforce_refuses_untrusted_key"] = (
+                p.returncode != 0 and "Key was rejected" in p.stderr)
     new = sh("dmesg").stdout.splitlines()[dmesg0:]
     res["dmesg"] = [ln for ln in new if "tcp_" in ln or BAD.search(ln)][:20]
     ok["dmesg_clean"] = not any(BAD.search(ln) for ln in new)
