@@ -16,6 +16,9 @@ Protocol on one TCP connection (Nagle off on both ends), one request per line:
   "I\\n"   one JSON line: the server socket's TCP_INFO (cwnd, rto, rtt,
           delivery rate, total retransmissions, ...) and its congestion
           control name.
+  "I PORT\\n"  the same for the server's connection with the same client
+          address and client port PORT: a side channel, so that asking for
+          tcp_info sends nothing on the measured connection.
   "Q\\n"   close.
 The server prints "listening PORT" once it accepts connections.
 
@@ -87,7 +90,26 @@ def _readline(sock, buf):
 
 # ------------------------------------------------------------------ server
 
+CONNS = {}  # (client address, client port) -> server socket
+CONNS_LOCK = threading.Lock()
+
+
 def serve_conn(conn, args):
+    try:
+        peer = conn.getpeername()[:2]
+    except OSError:
+        conn.close()
+        return
+    with CONNS_LOCK:
+        CONNS[peer] = conn
+    try:
+        _serve_conn(conn, args, peer)
+    finally:
+        with CONNS_LOCK:
+            CONNS.pop(peer, None)
+
+
+def _serve_conn(conn, args, peer):
     conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     if args.clamp:
         conn.setsockopt(socket.IPPROTO_TCP, TCP_WINDOW_CLAMP, args.clamp)
@@ -102,6 +124,22 @@ def serve_conn(conn, args):
                 return
             if line == b"I":
                 conn.sendall(json.dumps(tcp_info(conn)).encode() + b"\n")
+                continue
+            if line.startswith(b"I "):
+                try:
+                    key = (peer[0], int(line[2:]))
+                except ValueError:
+                    key = None
+                with CONNS_LOCK:
+                    other = CONNS.get(key)
+                try:
+                    info = tcp_info(other) if other else None
+                except OSError:
+                    info = None
+                if info is None:
+                    conn.sendall(b"ERR no such connection\n")
+                else:
+                    conn.sendall(json.dumps(info).encode() + b"\n")
                 continue
             try:
                 n = int(line)
@@ -180,11 +218,13 @@ class Conn:
         self._recv_exact(total - 16)
         return total, time.monotonic() - t0
 
-    def info(self):
-        self.s.sendall(b"I\n")
+    def info(self, port=None):
+        self.s.sendall(b"I\n" if port is None else b"I %d\n" % port)
         line, self.buf = _readline(self.s, self.buf)
         if line is None:
             raise ConnectionError("server closed the connection")
+        if line.startswith(b"ERR"):
+            raise RuntimeError("server: %r" % line)
         return json.loads(line)
 
     def close(self):
@@ -196,7 +236,20 @@ class Conn:
 
 
 def client(args):
-    c = Conn(args.host, args.port, args.rcvbuf, args.clamp, args.cc)
+    data = Conn(args.host, args.port, args.rcvbuf, args.clamp, args.cc)
+    # tcp_info of the data connection comes over a second connection, so
+    # the measured connection carries nothing but requests and responses
+    # (an in-band answer would be a send that ends or starts an idle period).
+    ctl = Conn(args.host, args.port)
+    dport = data.s.getsockname()[1]
+
+    class C:
+        fetch = data.fetch
+
+        @staticmethod
+        def info():
+            return ctl.info(dport)
+    c = C()
     res = {"host": args.host, "port": args.port, "segments": args.segments,
            "warm_cwnd": args.warm_cwnd, "warmup": []}
     if args.warm_fetches:
@@ -204,26 +257,41 @@ def client(args):
             nbytes, secs = c.fetch(args.warm_segs)
             info = c.info()
             res["warmup"].append({"bytes": nbytes, "seconds": secs,
-                                  "cwnd": info["snd_cwnd"]})
+                                  "cwnd": info["snd_cwnd"], "info": info})
     elif args.warm_cwnd:
         for _ in range(args.warm_max):
             nbytes, secs = c.fetch(args.warm_segs)
             info = c.info()
             res["warmup"].append({"bytes": nbytes, "seconds": secs,
-                                  "cwnd": info["snd_cwnd"]})
+                                  "cwnd": info["snd_cwnd"], "info": info})
             if info["snd_cwnd"] >= args.warm_cwnd:
                 break
+    for w in res["warmup"][:-1]:
+        w.pop("info")
     res["warm_reached"] = bool(
         not args.warm_cwnd or
         (res["warmup"] and res["warmup"][-1]["cwnd"] >= args.warm_cwnd))
+    last_info = None
+    if res["warmup"]:
+        last_info = res["warmup"][-1].pop("info")
     rounds = []
-    for _ in range(args.rounds):
-        before = None if args.fresh else c.info()
+    for i in range(args.rounds):
+        if args.fresh:
+            before = None
+        elif i == 0 and last_info is not None:
+            before = last_info  # taken right after the last warm-up fetch
+        else:
+            before = c.info()
         if before is None:
             idle = 0.0
         elif args.idle_rto is not None:
+            # The server idles from its last data segment to the request's
+            # arrival: the client sleeps after the data reached it (1/2 RTT)
+            # and the side-channel tcp_info round trip (1 RTT), and the
+            # request takes 1/2 RTT: about 2 (minimum) RTTs more than the
+            # sleep.
             idle = max(0.0, args.idle_rto * before["rto"] / 1e6 -
-                       before["rtt"] / 1e6)
+                       2 * before["min_rtt"] / 1e6)
         else:
             idle = args.idle
         time.sleep(idle)
@@ -236,7 +304,9 @@ def client(args):
                        "after": after,
                        "burst_retrans": after["total_retrans"] -
                        (before["total_retrans"] if before else 0)})
-    c.close()
+    data.close()
+    ctl.close()
+    res["client_port"] = dport
     res["rounds"] = rounds
     # The single-round fields, for convenience.
     r = rounds[0]

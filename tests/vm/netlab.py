@@ -235,7 +235,10 @@ class Capture:
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         if os.path.exists(self.path):
             os.unlink(self.path)
-        cmd = ["ip", "netns", "exec", self.ns, "tcpdump", "-n", "-U", "-i",
+        # --immediate-mode: without it packets wait in a TPACKET_V3 ring
+        # block until it retires, and the last block is lost at SIGINT.
+        cmd = ["ip", "netns", "exec", self.ns, "tcpdump", "-n", "-U",
+               "--immediate-mode", "-i",
                self.dev, "-s", str(self.snaplen), "-w", self.path]
         if self.bpf:
             cmd.append(self.bpf)
@@ -436,7 +439,7 @@ def data_segments(pkts, src, sport=None):
             (sport is None or p.sport == sport)]
 
 
-def flights(pkts, sender, idle=0.3, sport=None):
+def flights(pkts, sender, idle=0.3, sport=None, dport=None):
     """Every first flight after idle: a run of the sender's data segments
     that starts after at least `idle` seconds without data from it (or
     with the first data segment of a connection) and ends before the first
@@ -449,8 +452,10 @@ def flights(pkts, sender, idle=0.3, sport=None):
     last_data = {}
     cur = None
     for p in sorted(pkts, key=lambda q: q.ts):
-        if p.src == sender and p.plen > 0 and (sport is None or
-                                               p.sport == sport):
+        if (sport is not None and p.sport != sport and p.dport != sport) or \
+                (dport is not None and p.dport != dport and p.sport != dport):
+            continue
+        if p.src == sender and p.plen > 0:
             key = (p.sport, p.dst, p.dport)
             prev = last_data.get(key)
             last_data[key] = p.ts
@@ -468,11 +473,11 @@ def flights(pkts, sender, idle=0.3, sport=None):
     return out
 
 
-def first_flight(pkts, sender, after=None, idle=0.3, sport=None):
+def first_flight(pkts, sender, after=None, idle=0.3, sport=None, dport=None):
     """The first flight (see flights) that starts at or after time
     `after` (a pcap timestamp, i.e. time.time() of the VM), or the first of
     the capture."""
-    for f in flights(pkts, sender, idle, sport):
+    for f in flights(pkts, sender, idle, sport, dport):
         if after is None or f[0].ts >= after:
             return f
     return []
@@ -481,6 +486,16 @@ def first_flight(pkts, sender, after=None, idle=0.3, sport=None):
 def gaps(segs):
     """Time between consecutive segments (seconds)."""
     return [b.ts - a.ts for a, b in zip(segs, segs[1:])]
+
+
+def pair_gaps(segs):
+    """Half the time between segments i and i+2: the per-segment spacing
+    measured over two segments. Internal pacing under a slow (TCG) guest
+    emits segments in pairs (the pacing hrtimer fires late and
+    tcp_update_skb_after_send() credits up to half a slot), which makes
+    single gaps alternate between ~0 and ~2x the pacing interval; this
+    measure is immune to that and equal to gaps() for an even spacing."""
+    return [(c.ts - a.ts) / 2 for a, c in zip(segs, segs[2:])]
 
 
 def median(xs):

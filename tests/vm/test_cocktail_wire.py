@@ -19,13 +19,17 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import netlab  # noqa: E402
 from netlab import (Capture, Topo, Trace, first_flight, gaps,  # noqa: E402
-                    median, read_pcap)
+                    median, pair_gaps, read_pcap)
 from conftest import get_param, insmod, module_loaded, rmmod, set_param, sh  # noqa: E402
 
 MOD = "tcp_cocktail"
 OUT = netlab.REPO / "build" / "vm" / "cocktail_wire"
 PORT = 8200
+# Decay needs a moderate window (cwnd >> k distinguishable for k = 1..3):
+# one 60-segment fetch ends near 70. Pacing needs a pre-idle delivery rate
+# measured at the bottleneck: a 300-segment fetch (over 3 BDPs) gets there.
 WARM = dict(warm_cwnd=30, warm_segs=60, warm_max=10)
+WARM_BULK = dict(warm_cwnd=30, warm_segs=300, warm_max=3)
 
 
 @pytest.fixture(scope="module")
@@ -65,13 +69,16 @@ def params(**kw):
         assert get_param(MOD, k) == str(v), k
 
 
-def restart_events(lines, port=PORT):
-    """Parsed tcp_cocktail:restart events of the server port."""
+def restart_events(lines, port=PORT, dport=None):
+    """Parsed tcp_cocktail:restart events of the server port (and of the
+    client port dport)."""
     out = []
     for ln in lines:
         if "restart:" not in ln or "sport=%d " % port not in ln:
             continue
-        out.append(dict(re.findall(r"(\w+)=(\S+)", ln.split("restart:", 1)[1])))
+        ev = dict(re.findall(r"(\w+)=(\S+)", ln.split("restart:", 1)[1]))
+        if dport is None or ev.get("dport") == str(dport):
+            out.append(ev)
     return out
 
 
@@ -86,17 +93,18 @@ def case(t, name, flight_idle=0.3, **client):
     assert cap.dropped == 0, "tcpdump dropped packets"
     pkts = read_pcap(pcap)
     after = None if client.get("fresh") else res["request_time"]
-    fl = first_flight(pkts, t.server_addr, after=after, idle=flight_idle)
+    fl = first_flight(pkts, t.server_addr, after=after, idle=flight_idle,
+                      dport=res["client_port"])
     assert fl, "no first flight found in %s" % pcap
     assert res["after"]["ca"] == "cocktail", res["after"]["ca"]
-    return res, fl, restart_events(tr.lines)
+    return res, fl, restart_events(tr.lines, dport=res["client_port"])
 
 
 def describe(res, fl, ev):
     b = res.get("before") or {}
     return ("flight=%d segs, gaps(ms)=%s, cwnd before=%s after=%s rto=%s "
             "delivery_rate=%s events=%s" % (
-                len(fl), [round(g * 1e3, 2) for g in gaps(fl)][:40],
+                len(fl), [round(g * 1e3, 2) for g in gaps(fl)][:60],
                 b.get("snd_cwnd"), res["after"]["snd_cwnd"], b.get("rto"),
                 b.get("delivery_rate"), ev))
 
@@ -153,20 +161,24 @@ def test_restart(topo, policy, ssai):
     params(iw=10, restart=policy, cwv=0, pace_iw=0)
     topo.sysctl(topo.server, "net.ipv4.tcp_slow_start_after_idle", ssai)
     res, fl, ev = case(topo, "restart_%s_ssai%d" % (policy, ssai),
-                       segments=60, idle=2.0, **WARM)
+                       segments=60, idle=2.0, **WARM_BULK)
     info = describe(res, fl, ev)
     assert res["warm_reached"] and res["before"]["snd_cwnd"] >= 30, info
-    assert [e["policy"] for e in ev] == [policy], info
+    # The restart of the measured fetch is the last event of the connection
+    # (a loaded host can stall the client for more than an RTO in the
+    # warm-up too; those restarts are real but not the one measured).
+    assert ev and ev[-1]["policy"] == policy, info
+    assert ev[-1]["requested"] == policy, info
     ref = ref_gap(res)
     if policy == "ssr":
         assert len(fl) <= 10, info
     elif policy == "keep":
         assert len(fl) >= 30, info
-        assert median(gaps(fl)) < 0.2 * ref, "ref gap %.3f ms; %s" % (
+        assert median(pair_gaps(fl)) < 0.2 * ref, "ref gap %.3f ms; %s" % (
             ref * 1e3, info)
     else:
         assert len(fl) >= 30, info
-        m = median(gaps(fl))
+        m = median(pair_gaps(fl))
         assert 0.5 * ref <= m <= 1.5 * ref, \
             "median gap %.3f ms, ref gap %.3f ms; %s" % (m * 1e3, ref * 1e3,
                                                           info)
@@ -184,7 +196,7 @@ def test_restart_decay(topo, k, ssai):
     info = describe(res, fl, ev)
     cwnd = res["before"]["snd_cwnd"]
     assert res["warm_reached"] and cwnd >= 30, info
-    assert [e["policy"] for e in ev] == ["decay"], info
+    assert ev and ev[-1]["policy"] == "decay", info
     expect = min(60, max(10, cwnd >> k))
     assert len(fl) == expect, "expected %d; %s" % (expect, info)
 
@@ -199,17 +211,17 @@ def test_auto(cocktail, rtt, policy):
     with Topo(rtt=rtt, rate="10mbit", limit=100) as t:
         t.ka_server(port=PORT, cc="cocktail")
         res, fl, ev = case(t, "auto_%dms" % rtt, segments=60, idle=2.0,
-                           **WARM)
+                           **WARM_BULK)
     info = describe(res, fl, ev)
     assert res["before"]["snd_cwnd"] >= 30, info
-    assert len(ev) == 1 and ev[0]["requested"] == "auto", info
-    assert ev[0]["policy"] == policy, info
+    assert ev and ev[-1]["requested"] == "auto", info
+    assert ev[-1]["policy"] == policy, info
     if policy == "ssr":
         assert len(fl) <= 10, info
     else:
         ref = ref_gap(res)
         assert len(fl) >= 30, info
-        m = median(gaps(fl))
+        m = median(pair_gaps(fl))
         assert 0.5 * ref <= m <= 1.5 * ref, \
             "median gap %.3f ms, ref gap %.3f ms; %s" % (m * 1e3, ref * 1e3,
                                                           info)
@@ -220,14 +232,25 @@ def test_auto(cocktail, rtt, policy):
 @pytest.mark.parametrize("ssai", [0, 1])
 @pytest.mark.parametrize("policy", ["ssr", "decay", "pace"])
 def test_no_restart_below_rto(topo, policy, ssai):
-    """A pause shorter than the RTO (the server idles about half an RTO)
-    changes nothing: no restart event, the whole window goes out at once."""
+    """A pause shorter than the RTO changes nothing: no restart event, the
+    whole window goes out at once. The server's route gets rto_min 1 s, so
+    that the pause (about 0.6 of an RTO as the server sees it) stays well
+    below the RTO even when a loaded host delays the client."""
     params(iw=10, restart=policy, cwv=0, pace_iw=0)
     topo.sysctl(topo.server, "net.ipv4.tcp_slow_start_after_idle", ssai)
-    res, fl, ev = case(topo, "short_%s_ssai%d" % (policy, ssai), segments=60,
-                       idle_rto=0.5, flight_idle=0.05, **WARM)
+    gw = topo.pairs[0]["server_gw"]
+    topo.run(topo.server, ["ip", "route", "replace", "default", "via", gw,
+                           "dev", "to-r", "rto_min", "1000ms"])
+    try:
+        res, fl, ev = case(topo, "short_%s_ssai%d" % (policy, ssai),
+                           segments=60, idle_rto=0.5, flight_idle=0.05,
+                           **WARM)
+    finally:
+        topo.run(topo.server, ["ip", "route", "replace", "default", "via",
+                               gw, "dev", "to-r"])
     info = describe(res, fl, ev)
+    assert res["before"]["rto"] >= 1000000, info
     assert res["before"]["snd_cwnd"] >= 30, info
     assert ev == [], info
     assert len(fl) >= min(60, res["before"]["snd_cwnd"]) - 1, info
-    assert median(gaps(fl)) < 0.2 * ref_gap(res), info
+    assert median(pair_gaps(fl)) < 0.2 * ref_gap(res), info

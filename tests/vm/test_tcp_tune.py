@@ -592,7 +592,7 @@ def shared_ns():
     if module_loaded("tcp_bbr"):
         sh("rmmod tcp_bbr", check=False)
     subprocess.run(["bash", "-c", SETUP.format(ns=SNS, peer=SPEER)], check=True)
-    yield SNS
+    yield SNS, state(SNS)
     sh("ip netns del %s" % SNS, check=False)
     sh("ip netns del %s" % SPEER, check=False)
 
@@ -600,8 +600,8 @@ def shared_ns():
 @pytest.mark.parametrize("bad", BAD, ids=[b[0] for b in BAD])
 def test_bad_input_changes_nothing(shared_ns, tmp_path, bad):
     _id, build, msg = bad
+    shared_ns, before = shared_ns
     st = tmp_path / "state"
-    before = state(shared_ns)
     p = tool(*build(tmp_path), ns=shared_ns, state=st)
     assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
     msg = msg.replace("NSNAME", shared_ns)
