@@ -62,6 +62,10 @@ static unsigned int max_ranges = 4096;
 module_param(max_ranges, uint, 0444);
 MODULE_PARM_DESC(max_ranges, "maximum out-of-order ranges recorded per flow (1..65536)");
 
+static bool skb_time = true;
+module_param(skb_time, bool, 0444);
+MODULE_PARM_DESC(skb_time, "times are the segments' arrival at the device (enables rx timestamps) instead of their processing by TCP");
+
 static char hook[16] = "auto";
 module_param_string(hook, hook, sizeof(hook), 0444);
 MODULE_PARM_DESC(hook, "auto|data_queue|rcv: function(s) to probe");
@@ -561,13 +565,31 @@ static bool rcv_state(const struct sock *sk)
 	       (TCPF_ESTABLISHED | TCPF_FIN_WAIT1 | TCPF_FIN_WAIT2);
 }
 
+/* When the segment reached the device (CLOCK_MONOTONIC ns). With
+ * skb_time the stack stamps every received skb (net_enable_timestamp(),
+ * CLOCK_REALTIME), so a segment that waited in the socket backlog while the
+ * reader held the socket lock still gets its arrival time.
+ */
+static u64 skb_arrival_ns(const struct sk_buff *skb)
+{
+	u64 now = ktime_get_ns();
+	s64 t = ktime_to_ns(skb->tstamp), age;
+
+	if (!skb_time || !t || skb->mono_delivery_time)
+		return now;
+	age = ktime_get_real_ns() - t;
+	if (age < 0 || age > 10 * (s64)NSEC_PER_SEC)
+		return now;
+	return now - age;
+}
+
 /* A data segment beyond rcv_nxt arrived: record what it adds. */
 static void ooo_record(struct sock *sk, const struct sk_buff *skb)
 {
 	const struct tcp_skb_cb *cb = TCP_SKB_CB(skb);
 	const struct tcp_sock *tp = tcp_sk(sk);
 	u32 rcv_nxt = tp->rcv_nxt, seq = cb->seq, end = cb->end_seq;
-	u64 now = ktime_get_ns();
+	u64 now = skb_arrival_ns(skb);
 	struct ooo_flow *f;
 	int added;
 
@@ -600,12 +622,13 @@ out:
 	rcu_read_unlock();
 }
 
-/* rcv_nxt may have moved: report every range the reader can now have. */
-static void ooo_release(struct sock *sk)
+/* rcv_nxt may have moved: report every range the reader can now have.
+ * @now: arrival time of the segment that moved it.
+ */
+static void ooo_release(struct sock *sk, u64 now)
 {
 	struct ooo_flow *f;
 	u32 rcv_nxt, n = 0, i;
-	u64 now;
 
 	rcu_read_lock();
 	f = flow_lookup(sk);	/* gone if the socket closed meanwhile */
@@ -616,7 +639,6 @@ static void ooo_release(struct sock *sk)
 		n++;
 	if (!n)
 		goto out;
-	now = ktime_get_ns();
 	if (filter_match(sk))
 		for (i = 0; i < n; i++)
 			emit_segment(sk, &f->r[i], now);
@@ -629,6 +651,7 @@ out:
 
 struct dq_data {
 	struct sock *sk;
+	u64 t_arrival;
 };
 
 static int dq_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
@@ -643,6 +666,7 @@ static int dq_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 		if (RB_EMPTY_ROOT(&tp->out_of_order_queue))
 			return 1;
 		d->sk = sk;
+		d->t_arrival = skb_arrival_ns(skb);
 		return 0;	/* may fill a hole: look at the return */
 	}
 	ooo_record(sk, skb);
@@ -653,7 +677,7 @@ static int dq_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct dq_data *d = (struct dq_data *)ri->data;
 
-	ooo_release(d->sk);
+	ooo_release(d->sk, d->t_arrival);
 	return 0;
 }
 
@@ -1005,14 +1029,18 @@ static int __init ooo_init(void)
 		pr_err("cannot probe tcp_set_state (%d)\n", err);
 		goto out_family;
 	}
+	if (skb_time)
+		net_enable_timestamp();
 	err = register_hooks();
 	if (err)
-		goto out_state;
+		goto out_tstamp;
 	pr_info("probing %s; max_flows=%u max_ranges=%u\n", hook_name,
 		max_flows, max_ranges);
 	return 0;
 
-out_state:
+out_tstamp:
+	if (skb_time)
+		net_disable_timestamp();
 	unregister_kprobe(&state_probe);
 out_family:
 	genl_unregister_family(&ooo_family);
@@ -1027,6 +1055,8 @@ static void __exit ooo_exit(void)
 	unregister_kprobe(&state_probe);
 	/* no handler runs any more (unregister waits for them) */
 	flows_free_all();
+	if (skb_time)
+		net_disable_timestamp();
 	genl_unregister_family(&ooo_family);
 	rcu_barrier();	/* kfree_rcu() callbacks */
 	for (i = 0; i < n_active_rps; i++)

@@ -1,0 +1,16 @@
+# oooprobed: userspace side of tcp_oooprobe (libmnl). Included by Makefile.
+OOOPROBED_SRCS := daemon/oooprobed.c daemon/stats.c
+OOOPROBED_DEPS := $(OOOPROBED_SRCS) daemon/stats.h kmod/uapi/tcp_oooprobe.h
+
+DAEMONS += $(TOP)/daemon/oooprobed
+
+$(TOP)/daemon/oooprobed: $(OOOPROBED_DEPS)
+	$(CC) $(CFLAGS) $(WFLAGS) -Ikmod/uapi -Idaemon -o $@ $(OOOPROBED_SRCS) \
+		$(shell pkg-config --cflags --libs libmnl) -lm
+
+# Host unit tests of the statistics (tests/unit/unit.mk belongs to another
+# component, so the rule lives here).
+UNIT_BINS += $(BUILD)/unit/test_oooprobe_stats
+
+$(BUILD)/unit/test_oooprobe_stats: tests/unit/test_oooprobe_stats.c daemon/stats.c daemon/stats.h | $(BUILD)/unit
+	$(CC) $(CFLAGS) $(WFLAGS) -Idaemon -o $@ tests/unit/test_oooprobe_stats.c daemon/stats.c -lm

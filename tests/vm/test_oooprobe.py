@@ -1,0 +1,252 @@
+"""tcp_oooprobe on the real kernel: its events against the truth from a
+packet capture at the receiver (issue 3, tests 1 and 2), FLOW events (3),
+filters (4).
+
+Topology (oooprobe_lib.Link): namespaces srv and cli joined by a veth pair,
+offloads off, netem delay RTT/2 on each side's egress; loss, reordering or a
+deterministic drop (clsact u32 + gact determ) on the server's egress; tcpdump
+on the client's interface.
+"""
+import socket
+import struct
+import threading
+import time
+
+import pytest
+
+from conftest import insmod, rmmod, module_loaded
+from oooprobe_lib import (A, CMD, U, Capture, EventCollector, Genl, Link,
+                          capture_holds, in_netns, read_pcap, sh,
+                          tcp_repair_write_seq)
+
+MOD = "tcp_oooprobe"
+PORT = 5201
+TOL_NS = 2_000_000  # 2 ms: TCG timing noise
+
+
+@pytest.fixture
+def probe():
+    rmmod(MOD)
+    insmod(MOD)
+    yield
+    rmmod(MOD)
+
+
+def transfer(link, nbytes, drop_index=None, drop_times=1, port=PORT,
+             capture=None, chunk=16384):
+    """Server sends nbytes to the client over link. drop_index: index of
+    the MSS-sized segment whose first drop_times transmissions the
+    server's egress drops. Returns (server tuple, client tuple)."""
+    with in_netns(link.srv):
+        ls = socket.socket()
+        ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        ls.bind((link.SRV, port))
+        ls.listen(8)
+    with in_netns(link.cli):
+        cs = socket.socket()
+        cs.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+        cs.connect((link.SRV, port))
+    ss, _ = ls.accept()
+    ls.close()
+    cport = cs.getsockname()[1]
+    if drop_index is not None:
+        mss = ss.getsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG)
+        seq = (tcp_repair_write_seq(ss) + drop_index * mss) & 0xffffffff
+        # first drop_times matches dropped, then passed (gact determ); "trap"
+        # consumes the packet but tells TCP it was sent (TC_ACT_SHOT would
+        # make TCP resend it at once)
+        sh("ip netns exec %s tc qdisc add dev vs clsact" % link.srv)
+        sh("ip netns exec %s tc filter add dev vs egress protocol ip prio 1 "
+           "u32 match ip protocol 6 0xff match u32 0x%08x 0xffffffff at 24 "
+           "action trap random determ pass %d" %
+           (link.srv, seq, drop_times + 1))
+    got = bytearray()
+
+    def reader():
+        while True:
+            b = cs.recv(1 << 16)
+            if not b:
+                break
+            got.extend(b)
+
+    t = threading.Thread(target=reader)
+    t.start()
+    data = bytes(nbytes)
+    off = 0
+    while off < nbytes:
+        off += ss.send(data[off:off + chunk])
+    ss.shutdown(socket.SHUT_WR)
+    t.join(timeout=120)
+    assert not t.is_alive(), "transfer stalled"
+    assert len(got) == nbytes
+    ss.close()
+    cs.close()
+    if drop_index is not None:
+        sh("ip netns exec %s tc qdisc del dev vs clsact" % link.srv)
+    return (link.SRV, port), (link.CLI, cport)
+
+
+def compare(events, pkts, srv, cli):
+    """The probe's SEGMENT events for the flow against the capture."""
+    held, data_segs, ooo_segs = capture_holds(pkts, srv[0], srv[1],
+                                              cli[0], cli[1])
+    segs = [e for e in events if e["cmd"] == CMD["SEGMENT"]
+            and e["LOCAL_PORT"] == cli[1] and e["REMOTE_PORT"] == srv[1]]
+    cap = {(h["seq"], h["len"]): h for h in held}
+    got = {(e["SEQ"], e["LEN"]): e for e in segs}
+    assert len(got) == len(segs), "duplicate SEGMENT events"
+    assert set(got) == set(cap), (
+        "probe-only %s, capture-only %s" %
+        (sorted(set(got) - set(cap))[:10], sorted(set(cap) - set(got))[:10]))
+    worst = 0
+    for k, h in cap.items():
+        e = got[k]
+        d = abs((e["TIME_OUT"] - e["TIME_IN"]) - (h["t_out"] - h["t_in"]))
+        worst = max(worst, d)
+        assert d <= TOL_NS, "seq %d: probe held %.3f ms, capture %.3f ms" % (
+            k[0], (e["TIME_OUT"] - e["TIME_IN"]) / 1e6,
+            (h["t_out"] - h["t_in"]) / 1e6)
+        assert e["LOCAL_ADDR"] == cli[0] and e["REMOTE_ADDR"] == srv[0]
+        assert e["FAMILY"] == socket.AF_INET
+    return held, data_segs, ooo_segs, worst
+
+
+def run_case(tmp_path, tag, nbytes, srv_netem="", drop_index=None,
+             drop_times=1, rtt=50, rate=None):
+    with Link(tag, rtt_ms=rtt, srv_netem=srv_netem, rate=rate) as link:
+        cap = Capture(link.cli, "vc", tmp_path / ("%s.pcap" % tag))
+        col = EventCollector()
+        srv, cli = transfer(link, nbytes, drop_index=drop_index,
+                            drop_times=drop_times)
+        events = col.stop()
+        cap.stop()
+        pkts = read_pcap(cap.path)
+        return events, pkts, srv, cli, link
+
+
+def test_hook_and_stats(probe):
+    g = Genl()
+    s = g.stats()
+    g.close()
+    hooked = s["STAT_HOOK"]
+    has_dq = any(ln.split()[2] == "tcp_data_queue" for ln in
+                 open("/proc/kallsyms") if ln.split()[2:3] ==
+                 ["tcp_data_queue"])
+    assert hooked == ("tcp_data_queue" if has_dq else
+                      "tcp_rcv_established+tcp_rcv_state_process")
+    assert s["STAT_FLOWS_TRACKED"] == 0
+
+
+def test_single_drop_fast_retransmit(probe, tmp_path):
+    """Test 2: exactly one chosen segment dropped once; every segment that
+    arrived after it until its retransmission is held about one RTT."""
+    events, pkts, srv, cli, link = run_case(tmp_path, "d1", 400_000,
+                                            drop_index=30)
+    held, data_segs, ooo_segs, worst = compare(events, pkts, srv, cli)
+    assert len(held) >= 3, "fast retransmit needs >= 3 held segments"
+    # the hole is the dropped segment: every held segment lies after it
+    holds = sorted(h["t_out"] - h["t_in"] for h in held)
+    # the first held segment waits for the dupacks to reach the sender and
+    # the retransmission to come back: about one RTT (wide: TCG noise)
+    assert 0.5 * link.rtt * 1e6 <= holds[-1] <= 4 * link.rtt * 1e6, holds
+    flows = [e for e in events if e["cmd"] == CMD["FLOW"]
+             and e["LOCAL_PORT"] == cli[1]]
+    assert len(flows) == 1
+    assert flows[0]["OOO_SEGS"] == ooo_segs == len(held)
+    assert flows[0]["DATA_SEGS_IN"] == data_segs
+    print("held %d segments, hold %.1f..%.1f ms, worst diff %.3f ms" % (
+        len(held), holds[0] / 1e6, holds[-1] / 1e6, worst / 1e6))
+
+
+def test_drop_repaired_by_rto(probe, tmp_path):
+    """Test 1 (RTO): the segment and its fast retransmission are dropped,
+    so the hole stays open until a later retransmission."""
+    events, pkts, srv, cli, link = run_case(tmp_path, "d2", 300_000,
+                                            drop_index=20, drop_times=2)
+    held, _, _, worst = compare(events, pkts, srv, cli)
+    assert held
+    assert max(h["t_out"] - h["t_in"] for h in held) > 1.5 * link.rtt * 1e6
+
+
+def test_random_loss(probe, tmp_path):
+    """Test 1 (fast retransmit, random loss on a 20 Mbit/s link)."""
+    events, pkts, srv, cli, link = run_case(tmp_path, "rl", 2_000_000,
+                                            srv_netem="loss 1%",
+                                            rate="20mbit")
+    held, _, _, worst = compare(events, pkts, srv, cli)
+    assert len(held) > 10, "1% loss over ~1400 segments held too little"
+
+
+def test_pure_reordering(probe, tmp_path):
+    """Test 1 (reordering, no loss): netem sends some segments early."""
+    events, pkts, srv, cli, link = run_case(tmp_path, "ro", 1_000_000,
+                                            srv_netem="reorder 10% 50%")
+    held, _, _, worst = compare(events, pkts, srv, cli)
+    assert held
+
+
+def test_flow_events_and_flows_ooo(tmp_path):
+    """Test 3: a clean flow and a reordered flow; flows=ooo hides the clean
+    one, flows=all reports both with the capture's counts."""
+    for mode in ("all", "ooo"):
+        rmmod(MOD)
+        insmod(MOD, flows=mode)
+        with Link("f" + mode, rtt_ms=20) as link:
+            cap = Capture(link.cli, "vc", tmp_path / ("f%s.pcap" % mode))
+            col = EventCollector()
+            s1, c1 = transfer(link, 100_000, port=PORT)
+            s2, c2 = transfer(link, 200_000, drop_index=15, port=PORT + 1)
+            events = col.stop()
+            cap.stop()
+            pkts = read_pcap(cap.path)
+        flows = {e["LOCAL_PORT"]: e for e in events
+                 if e["cmd"] == CMD["FLOW"] and e["REMOTE_PORT"] in
+                 (PORT, PORT + 1)}
+        _, d1, o1 = capture_holds(pkts, s1[0], s1[1], c1[0], c1[1])
+        _, d2, o2 = capture_holds(pkts, s2[0], s2[1], c2[0], c2[1])
+        assert o1 == 0 and o2 > 0
+        assert flows[c2[1]]["DATA_SEGS_IN"] == d2
+        assert flows[c2[1]]["OOO_SEGS"] == o2
+        assert flows[c2[1]]["BYTES_RECEIVED"] == 200_000
+        assert flows[c2[1]]["LIFETIME_NS"] > 0
+        assert flows[c2[1]]["FLOW_FLAGS"] == 0
+        if mode == "all":
+            assert flows[c1[1]]["DATA_SEGS_IN"] == d1
+            assert flows[c1[1]]["OOO_SEGS"] == 0
+            assert flows[c1[1]]["BYTES_RECEIVED"] == 100_000
+        else:
+            assert c1[1] not in flows
+    rmmod(MOD)
+
+
+def test_filters(tmp_path):
+    """Test 4: port filter at load time and changed at run time; netns."""
+    p = [5300 + i for i in range(7)]
+    rmmod(MOD)
+    insmod(MOD, ports="%d,443" % p[1])
+    g = Genl()
+    assert g.get_filter()["FILTER_PORTS"] == [p[1], 443]
+    with Link("fl", rtt_ms=20) as link:
+        col = EventCollector()
+        _, c1 = transfer(link, 150_000, drop_index=10, port=p[0])
+        _, c2 = transfer(link, 150_000, drop_index=10, port=p[1])
+        # run time: only p[3] now
+        g.set_filter(ports=[p[3]])
+        assert g.get_filter()["FILTER_PORTS"] == [p[3]]
+        _, c3 = transfer(link, 150_000, drop_index=10, port=p[2])
+        _, c4 = transfer(link, 150_000, drop_index=10, port=p[3])
+        # netns filter: the client's namespace by inode, all ports
+        g.set_filter(ports=[], netns=link.ns_inode(link.cli))
+        _, c5 = transfer(link, 150_000, drop_index=10, port=p[4])
+        g.set_filter(netns=12345678)
+        _, c6 = transfer(link, 150_000, drop_index=10, port=p[5])
+        events = col.stop()
+    segs = {e["LOCAL_PORT"] for e in events if e["cmd"] == CMD["SEGMENT"]}
+    seen = {e["LOCAL_PORT"] for e in events}
+    assert {c2[1], c4[1], c5[1]} <= segs, (segs, c2, c4, c5)
+    assert not seen & {c1[1], c3[1], c6[1]}, seen
+    g.set_filter(netns=0)
+    f = g.get_filter()
+    assert f["FILTER_PORTS"] == [] and f["FILTER_NETNS"] == 0
+    g.close()
+    rmmod(MOD)
