@@ -451,6 +451,9 @@ static void emit_segment(const struct sock *sk, const struct ooo_range *r,
 static void emit_flow(const struct sock *sk, const struct ooo_flow *f, u64 now)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
+	/* bytes_received counts sequence space: the peer's FIN is one */
+	u64 bytes = READ_ONCE(tp->bytes_received) -
+		    (sock_flag(sk, SOCK_DONE) ? 1 : 0);
 	struct sk_buff *msg;
 	void *hdr;
 
@@ -461,8 +464,7 @@ static void emit_flow(const struct sock *sk, const struct ooo_flow *f, u64 now)
 	    nla_put_u32(msg, TCP_OOOPROBE_A_DATA_SEGS_IN,
 			READ_ONCE(tp->data_segs_in)) ||
 	    nla_put_u32(msg, TCP_OOOPROBE_A_OOO_SEGS, f->ooo_segs) ||
-	    nla_put_u64_64bit(msg, TCP_OOOPROBE_A_BYTES_RECEIVED,
-			      READ_ONCE(tp->bytes_received),
+	    nla_put_u64_64bit(msg, TCP_OOOPROBE_A_BYTES_RECEIVED, bytes,
 			      TCP_OOOPROBE_A_PAD) ||
 	    nla_put_u64_64bit(msg, TCP_OOOPROBE_A_LIFETIME_NS,
 			      now - f->t_start, TCP_OOOPROBE_A_PAD) ||

@@ -55,7 +55,7 @@ enum tcp_oooprobe_attr {
 	TCP_OOOPROBE_A_TIME_OUT,	/* u64: ns, CLOCK_MONOTONIC */
 	TCP_OOOPROBE_A_DATA_SEGS_IN,	/* u32: tcp_sock data_segs_in */
 	TCP_OOOPROBE_A_OOO_SEGS,	/* u32: segments recorded out of order */
-	TCP_OOOPROBE_A_BYTES_RECEIVED,	/* u64: tcp_sock bytes_received */
+	TCP_OOOPROBE_A_BYTES_RECEIVED,	/* u64: payload bytes (FIN excluded) */
 	TCP_OOOPROBE_A_LIFETIME_NS,	/* u64 */
 	TCP_OOOPROBE_A_FLOW_FLAGS,	/* u32: TCP_OOOPROBE_FLOW_F_* */
 	TCP_OOOPROBE_A_FILTER_PORTS,	/* binary: array of u16, <= MAX_PORTS */

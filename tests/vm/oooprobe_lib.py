@@ -300,10 +300,12 @@ class Link:
             sh("ip netns exec %s ethtool -K %s tso off gso off gro off" %
                (ns, dev))
         rate_s = " rate %s" % rate if rate else ""
+        if not (rtt_ms or srv_netem or cli_netem or rate):
+            return  # a plain link: no qdisc at all
         sh("ip netns exec %s tc qdisc add dev vs root netem limit 10000 "
-           "delay %.1fms%s %s" % (self.srv, half, rate_s, srv_netem))
+           "delay %.3fms%s %s" % (self.srv, half, rate_s, srv_netem))
         sh("ip netns exec %s tc qdisc add dev vc root netem limit 10000 "
-           "delay %.1fms %s" % (self.cli, half, cli_netem))
+           "delay %.3fms %s" % (self.cli, half, cli_netem))
 
     def ns_inode(self, ns):
         return os.stat("/run/netns/%s" % ns).st_ino

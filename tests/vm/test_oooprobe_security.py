@@ -1,0 +1,166 @@
+"""tcp_oooprobe, issue 3 test 5: unprivileged callers get EPERM, malformed
+netlink messages are rejected without changing anything, and a slow reader
+loses events only with matching drop counts on both sides."""
+import errno
+import socket
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import insmod, rmmod
+from oooprobe_lib import (A, CMD, NLMSG_ERROR, REPO, EventCollector, Genl,
+                          Link, nla, parse_attrs, sh)
+from test_oooprobe import transfer
+
+MOD = "tcp_oooprobe"
+NOBODY = ("setpriv --reuid=65534 --regid=65534 --clear-groups "
+          "--inh-caps=-all --bounding-set=-all")
+
+
+@pytest.fixture
+def probe():
+    rmmod(MOD)
+    insmod(MOD)
+    yield
+    rmmod(MOD)
+
+
+UNPRIV = r'''
+import errno, sys
+sys.path.insert(0, "%s/tests/vm")
+from oooprobe_lib import Genl, NetlinkError
+g = Genl()
+print("stats-ok" if g.stats()["STAT_HOOK"] else "stats-bad")
+try:
+    g.subscribe()
+    print("subscribe-ALLOWED")
+except OSError as e:
+    print("subscribe-" + errno.errorcode[e.errno])
+try:
+    g.set_filter(ports=[1])
+    print("setfilter-ALLOWED")
+except OSError as e:
+    print("setfilter-" + errno.errorcode[e.errno])
+''' % REPO
+
+
+def test_unprivileged_eperm(probe):
+    script = Path("/tmp/oooprobe_unpriv.py")
+    script.write_text(UNPRIV)
+    script.chmod(0o644)
+    r = sh("%s %s %s" % (NOBODY, sys.executable, script), check=False)
+    out = r.stdout.split()
+    assert r.returncode == 0, r.stderr
+    assert out == ["stats-ok", "subscribe-EPERM", "setfilter-EPERM"], out
+    g = Genl()
+    assert g.get_filter()["FILTER_PORTS"] == []
+    g.close()
+    # the daemon says so clearly
+    r = sh("%s %s/daemon/oooprobed --report --duration 1" % (NOBODY, REPO),
+           check=False)
+    assert r.returncode == 1
+    assert "needs CAP_NET_ADMIN" in r.stderr, r.stderr
+
+
+def _err(replies):
+    for typ, payload in replies:
+        if typ == NLMSG_ERROR:
+            return -struct.unpack_from("=i", payload)[0]
+    return None
+
+
+def test_malformed_messages(probe):
+    g = Genl()
+    g.set_filter(ports=[80, 443], netns=0, flows=0)
+    before = g.get_filter()
+    fam, sf = g.family, CMD["SET_FILTER"]
+    cases = {
+        # FILTER_FLOWS is a u8: a u32 is the wrong size
+        "wrong size": (sf, nla(A["FILTER_FLOWS"], struct.pack("=I", 1))),
+        "out of range": (sf, nla(A["FILTER_FLOWS"], bytes([7]))),
+        "odd ports": (sf, nla(A["FILTER_PORTS"], b"\x50\x00\x01")),
+        "too many ports": (sf, nla(A["FILTER_PORTS"], bytes(2 * 17))),
+        "port 0": (sf, nla(A["FILTER_PORTS"], struct.pack("=HH", 80, 0))),
+        "unknown attr": (sf, nla(200, b"\0\0\0\0")),
+        "netns too short": (sf, nla(A["FILTER_NETNS"], b"\1\0")),
+        # attribute header says 40 bytes, 8 follow
+        "truncated attr": (sf, struct.pack("=HH", 40, A["FILTER_NETNS"]) +
+                           b"\0" * 8),
+        "stray bytes": (sf, b"\x01\x02"),
+        # a valid attribute followed by a bad one: nothing is applied
+        "good then bad": (sf, nla(A["FILTER_NETNS"], struct.pack("=Q", 9)) +
+                          nla(A["FILTER_FLOWS"], bytes([9]))),
+    }
+    for name, (cmd, payload) in cases.items():
+        err = _err(g.raw(fam, cmd, payload))
+        assert err == errno.EINVAL, "%s: %s" % (name, err)
+    # unknown commands, including the event commands sent as requests
+    for cmd in (0, CMD["SEGMENT"], CMD["FLOW"], 99):
+        err = _err(g.raw(fam, cmd))
+        assert err in (errno.EOPNOTSUPP, errno.EINVAL), (cmd, err)
+    # header lies: reserved field set, and a message length past the end
+    assert _err(g.raw(fam, CMD["GET_STATS"], reserved=1)) == errno.EINVAL
+    assert g.get_filter() == before
+    # still working: a real filter change and events
+    g.set_filter(ports=[], flows=0)
+    assert g.get_filter()["FILTER_PORTS"] == []
+    g.close()
+    with Link("mf", rtt_ms=20) as link:
+        col = EventCollector()
+        transfer(link, 150_000, drop_index=10, port=5401)
+        events = col.stop()
+    assert [e for e in events if e["cmd"] == CMD["SEGMENT"]]
+
+
+def test_slow_reader_drop_accounting(probe):
+    """A subscriber with a tiny buffer that does not read while events
+    flood in: it sees ENOBUFS, the gaps in event numbers equal the kernel's
+    dropped count, and received + lost equals what the kernel numbered."""
+    g0 = Genl()
+    s0 = g0.stats()
+    slow = Genl()
+    slow.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    slow.subscribe()
+    with Link("fd", rtt_ms=10, srv_netem="reorder 50% 50%") as link:
+        for i in range(3):
+            transfer(link, 3_000_000, port=5410 + i)
+    s1 = g0.stats()
+    # now read everything that was kept
+    slow.sock.settimeout(0.5)
+    seqs = []
+    enobufs = 0
+    while True:
+        try:
+            data = slow.sock.recv(1 << 20)
+        except socket.timeout:
+            break
+        except OSError as e:
+            assert e.errno == errno.ENOBUFS
+            enobufs += 1
+            continue
+        off = 0
+        while off + 16 <= len(data):
+            ln, typ = struct.unpack_from("=IH", data, off)
+            if typ == slow.family:
+                at = parse_attrs(data[off + 20:off + ln])
+                seqs.append(struct.unpack("=Q", at[A["EVENT_SEQ"]][0])[0])
+            off += (ln + 3) & ~3
+    numbered = s1["EVENT_SEQ"] - s0["EVENT_SEQ"]
+    dropped = s1["STAT_EVENTS_DROPPED"] - s0["STAT_EVENTS_DROPPED"]
+    sent = s1["STAT_EVENTS_SENT"] - s0["STAT_EVENTS_SENT"]
+    print("numbered %d sent %d dropped %d received %d enobufs %d" %
+          (numbered, sent, dropped, len(seqs), enobufs))
+    assert numbered > 1000, "flood too small to mean anything"
+    assert enobufs >= 1 and dropped > 0
+    assert seqs == sorted(seqs)
+    lo, hi = s0["EVENT_SEQ"] + 1, s1["EVENT_SEQ"]
+    got = [s for s in seqs if lo <= s <= hi]
+    assert sent + dropped == numbered
+    assert len(got) == sent
+    assert numbered - len(got) == dropped
+    slow.close()
+    g0.close()
