@@ -263,3 +263,27 @@ class Bulk:
             except OSError:
                 pass
             s.close()
+
+
+def serve(lst, cc, handler, stop, nagle=False):
+    """Accept connections on LISTENER until STOP is set; each gets
+    congestion control CC and Nagle on/off, then HANDLER(conn) runs and
+    the connection is closed.  Errors of one connection end only it."""
+    lst.sock.settimeout(0.5)
+    while not stop.is_set():
+        try:
+            c, _ = lst.sock.accept()
+        except socket.timeout:
+            continue
+        except OSError:
+            return
+        try:
+            tcpinfo.set_congestion(c, cc)
+            c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY,
+                         0 if nagle else 1)
+            c.settimeout(30)
+            handler(c)
+        except (OSError, ValueError, IndexError):
+            pass
+        finally:
+            c.close()

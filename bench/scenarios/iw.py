@@ -61,24 +61,9 @@ def post_round_trips(iw, segs):
     return n
 
 
-def _serve(lst, cc, stop):
-    while not stop.is_set():
-        try:
-            c, _ = lst.sock.accept()
-        except socket.timeout:
-            continue
-        except OSError:
-            return
-        try:
-            traffic.tcpinfo.set_congestion(c, cc)
-            c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            c.settimeout(30)
-            if c.recv(1):
-                c.sendall(b"p" * PAGE)
-        except OSError:
-            pass
-        finally:
-            c.close()
+def _page(c):
+    if c.recv(1):
+        c.sendall(b"p" * PAGE)
 
 
 def _connect_and_fetch(addr, timeout):
@@ -109,9 +94,8 @@ def fetch(topo, lst, variant):
                  "%s" % (policies.tcp_tune(), s, policies.STATE / s, route))
         _ROUTE[s] = route
     stop = threading.Event()
-    lst.sock.settimeout(0.5)
-    srv = threading.Thread(target=_serve, args=(lst, pol.cc, stop),
-                           daemon=True)
+    srv = threading.Thread(target=traffic.serve, args=(lst, pol.cc, _page,
+                                                        stop), daemon=True)
     srv.start()
     try:
         t = netns.NsThread(cl, _connect_and_fetch, topo.server_addr, 60)

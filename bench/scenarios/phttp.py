@@ -47,36 +47,21 @@ def header(n):
     return h.encode()
 
 
-def _serve(lst, cc, persistent, split, nagle, stop):
-    lst.sock.settimeout(0.5)
-    while not stop.is_set():
-        try:
-            c, _ = lst.sock.accept()
-        except socket.timeout:
-            continue
-        except OSError:
-            return
-        try:
-            traffic.tcpinfo.set_congestion(c, cc)
-            c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY,
-                         0 if nagle else 1)
-            c.settimeout(30)
-            while True:
-                req = c.recv(64)
-                if not req:
-                    break
-                n = DOCS[int(req.split()[1])]
-                if split:
-                    c.sendall(header(n))
-                    c.sendall(b"d" * n)
-                else:
-                    c.sendall(header(n) + b"d" * n)
-                if not persistent:
-                    break
-        except (OSError, ValueError, IndexError):
-            pass
-        finally:
-            c.close()
+def _handler(persistent, split):
+    def handle(c):
+        while True:
+            req = c.recv(64)
+            if not req:
+                return
+            n = DOCS[int(req.split()[1])]
+            if split:
+                c.sendall(header(n))
+                c.sendall(b"d" * n)
+            else:
+                c.sendall(header(n) + b"d" * n)
+            if not persistent:
+                return
+    return handle
 
 
 def _read_response(c):
@@ -142,8 +127,9 @@ def run(ctx):
                 label = "%s %s" % (name, pname) + (
                     " iw=%s" % params["iw"] if params else "")
                 stop = threading.Event()
-                srv = threading.Thread(target=_serve, args=(
-                    lst, pol.cc, pers, split, nagle, stop), daemon=True)
+                srv = threading.Thread(target=traffic.serve, args=(
+                    lst, pol.cc, _handler(pers, split), stop, nagle),
+                    daemon=True)
                 srv.start()
                 pcap = None
                 try:
