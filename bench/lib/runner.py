@@ -31,6 +31,7 @@ class Context:
         self.tc = []
         self.extra = {}
         self.notes = []
+        self.old = []              # rows of an earlier run (--append)
         self.t_start = time.monotonic()
 
     def log(self, msg):
@@ -40,7 +41,7 @@ class Context:
     def save(self, rows):
         """Write runs.csv now (partial results survive an interrupted run)."""
         if rows:
-            table.write_csv(self.outdir / "runs.csv", rows)
+            table.write_csv(self.outdir / "runs.csv", self.old + rows)
 
     def note(self, msg):
         self.log(msg)
@@ -68,6 +69,9 @@ def main(argv=None):
                     help="output directory (default bench/results/SCENARIO)")
     ap.add_argument("--only", default="",
                     help="restrict the grid, e.g. delay_ms=50,burst=100")
+    ap.add_argument("--append", action="store_true",
+                    help="keep the rows of an existing runs.csv and add "
+                    "this run's (tables then cover both)")
     ap.add_argument("--report-only", action="store_true",
                     help="rebuild table/plots from an existing runs.csv")
     args = ap.parse_args(argv)
@@ -104,8 +108,12 @@ def run_one(name, args):
         rows = table.read_csv(outdir / "runs.csv")
         mod.report(ctx, rows)
         return
-    rows = mod.run(ctx)
-    ctx.save(rows)
+    if args.append and (outdir / "runs.csv").exists():
+        ctx.old = table.read_csv(outdir / "runs.csv")
+        ctx.note("appended to %d rows of an earlier run" % len(ctx.old))
+    new = mod.run(ctx)
+    ctx.save(new)
+    rows = ctx.old + new
     m = meta.collect(args.scenario, {"quick": args.quick, "reps": ctx.reps,
                                      "only": args.only}, ctx.tc, ctx.extra)
     m["notes"] = ctx.notes
