@@ -252,6 +252,8 @@ def test_locks_come_from_the_text_dump():
 
 
 def _metric_tokens(tokens):
+    if "nexthop" in tokens:
+        tokens = tokens[:tokens.index("nexthop")]
     for i, t in enumerate(tokens):
         if t in tt.ARG_METRIC:
             return tokens[i:]
@@ -326,6 +328,14 @@ def test_route_args_special_shapes():
         "default table main proto boot metric 1024 pref high via fd00:cc::2 dev "
         "veth0 mtu 1400 hoplimit 60 initcwnd 10 rto_min lock 200ms initrwnd 10 "
         "quickack 1 congctl cubic").split()
+    # metrics come before the nexthops: iproute2 parses everything after
+    # "nexthop" as nexthop options
+    mpm = copy.deepcopy(mp)
+    mpm["metrics"] = [{"initcwnd": 5}]
+    assert tt.route_args(mpm, 4) == (
+        "198.19.2.0/24 table main proto static scope global initcwnd 5 nexthop "
+        "via 198.18.0.2 dev veth0 weight 1 nexthop via 198.18.1.2 dev veth1 "
+        "weight 3").split()
     mp6 = _find(6, lambda r: r["dst"] == "fd00:cc:11::/48")
     assert "nexthop via fd00:cc:1::2 dev veth1 weight 1" in " ".join(
         tt.route_args(mp6, 6))
