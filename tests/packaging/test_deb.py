@@ -35,7 +35,8 @@ def test_deb_contents(debs, version):
     tools = run(["dpkg-deb", "-c", str(debs["tcp-cocktail-tools"])]).stdout
     if (TOP / "daemon" / "oooprobed.c").exists():
         assert "./usr/sbin/oooprobed" in tools
-        assert "./usr/lib/systemd/system/oooprobed.service" in tools
+        # debhelper 13.11 (Debian 12) installs units in /lib/systemd/system.
+        assert re.search(r"\./(usr/)?lib/systemd/system/oooprobed\.service\n", tools)
     if (TOP / "scripts" / "tcp-tune").exists():
         assert "./usr/sbin/tcp-tune" in tools
     if (TOP / "sysctl" / "90-tcp-cocktail.conf").exists():
@@ -61,7 +62,7 @@ def test_dpkg_install_and_purge(debs, kver, version):
         for m in %(mods)s; do
             echo "@@ $m.after=$(modinfo -k %(k)s -F filename $m 2>/dev/null || echo gone)"
         done
-        echo "@@ left=$(ls -d /usr/src/tcp-cocktail-* /usr/lib/systemd/system/oooprobed.service 2>/dev/null | wc -l)"
+        echo "@@ left=$(ls -d /usr/src/tcp-cocktail-* /lib/systemd/system/oooprobed.service /usr/lib/systemd/system/oooprobed.service 2>/dev/null | wc -l)"
     ''' % {"dk": debs["tcp-cocktail-dkms"], "tools": debs["tcp-cocktail-tools"],
            "v": version, "k": kver, "mods": " ".join(MODULES)}).stdout
     kv = kv_lines(out)
