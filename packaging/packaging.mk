@@ -11,6 +11,7 @@
 #   make sign KEY=k.pem CERT=c.pem [SIGN_MODULES="a.ko b.ko"]
 #   make compat-check       build the modules against every header tree found
 #   make pkgcheck           the slow packaging tests (DKMS, deb, compat)
+#   make vm-install-check   install/modprobe/uninstall for real in the VM
 
 INSTALL_MOD_DIR ?= extra
 PKG_NAME        := tcp-cocktail
@@ -23,7 +24,7 @@ DEPMOD          ?= auto
 FORCE           ?= 0
 
 .PHONY: install install-boot uninstall dkms dkms-install dkms-remove \
-	dkms-source deb sign compat-check compat-headers pkgcheck
+	dkms-source deb sign compat-check compat-headers pkgcheck vm-install-check
 
 # NOBUILD=1: install what is already built (the VM suite uses it: the
 # modules are built on the host before the VM boots).
@@ -93,3 +94,8 @@ compat-headers:
 
 pkgcheck: compat-headers
 	$(PYTHON) -m pytest -q tests/packaging
+
+# make install / modprobe / sysctl autoload / modules-load.d / uninstall for
+# real inside the VM (one boot of its own: depmod there takes minutes).
+vm-install-check: deps-if-missing all
+	scripts/vm-run tests/vm/run tests/vm-install

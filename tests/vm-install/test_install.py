@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, sh
+from vm_conftest import REPO, sh
 
 KVER = os.uname().release
 MODDIR = Path("/lib/modules") / KVER / "extra"
@@ -28,7 +28,7 @@ SYSCTL_CC = "/proc/sys/net/ipv4/tcp_congestion_control"
 
 def make(*args, check=True):
     p = subprocess.run(["make", "--no-print-directory", *args], cwd=REPO,
-                       text=True, capture_output=True, timeout=300)
+                       text=True, capture_output=True, timeout=1800)
     if check and p.returncode != 0:
         pytest.fail("make %s failed:\n%s\n%s" % (" ".join(args), p.stdout[-3000:],
                                                   p.stderr[-3000:]))
