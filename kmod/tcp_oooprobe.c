@@ -32,6 +32,7 @@
 #include <linux/seqlock.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/version.h>
 #include <net/genetlink.h>
 #include <net/inet_sock.h>
 #include <net/ipv6.h>
@@ -567,6 +568,12 @@ static bool rcv_state(const struct sock *sk)
 	       (TCPF_ESTABLISHED | TCPF_FIN_WAIT1 | TCPF_FIN_WAIT2);
 }
 
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+#define skb_tstamp_is_real(skb)	((skb)->tstamp_type == SKB_CLOCK_REALTIME)
+#else
+#define skb_tstamp_is_real(skb)	(!(skb)->mono_delivery_time)
+#endif
+
 /* When the segment reached the device (CLOCK_MONOTONIC ns). With
  * skb_time the stack stamps every received skb (net_enable_timestamp(),
  * CLOCK_REALTIME), so a segment that waited in the socket backlog while the
@@ -577,7 +584,7 @@ static u64 skb_arrival_ns(const struct sk_buff *skb)
 	u64 now = ktime_get_ns();
 	s64 t = ktime_to_ns(skb->tstamp), age;
 
-	if (!skb_time || !t || skb->mono_delivery_time)
+	if (!skb_time || !t || !skb_tstamp_is_real(skb))
 		return now;
 	age = ktime_get_real_ns() - t;
 	if (age < 0 || age > 10 * (s64)NSEC_PER_SEC)
