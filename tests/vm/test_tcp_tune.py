@@ -117,7 +117,7 @@ def state(ns=NS):
                                   % (ns, fam)).stdout
     snap["ns_sysctl"] = sh("ip netns exec %s sysctl %s" % (ns, " ".join(NS_KEYS))).stdout
     snap["global_sysctl"] = sh("sysctl %s" % " ".join(GLOBAL_KEYS)).stdout
-    snap["modules"] = sorted(m for m in ("tcp_cocktail", "tcp_bbr")
+    snap["modules"] = sorted(m for m in ("tcp_cocktail", "tcp_bbr", "tcp_vegas")
                              if module_loaded(m))
     params = Path("/sys/module/tcp_cocktail/parameters")
     if params.is_dir():
@@ -161,7 +161,7 @@ def text_line(fam, prefix, ns=NS, table="main"):
 def ns(tmp_path):
     sh("ip netns del %s" % NS, check=False)
     sh("ip netns del %s" % PEER, check=False)
-    for m in ("tcp_bbr",):
+    for m in ("tcp_bbr", "tcp_vegas"):
         if module_loaded(m):
             sh("rmmod %s" % m, check=False)
     p = subprocess.run(["bash", "-c", SETUP.format(ns=NS, peer=PEER)],
@@ -355,26 +355,28 @@ def test_route_none_removes_metric_and_revert_restores(ns):
 def test_netns_allowed_congestion_control_trap(ns, tmp_path):
     """In a non-initial namespace a module's algorithm can only become the
     default once it is allowed; the tool adds it (host-global) and revert
-    takes it away again and unloads the module it loaded."""
-    assert not module_loaded("tcp_bbr")
+    takes it away again and unloads the module it loaded.  vegas: unlike
+    bbr (which declares itself TCP_CONG_NON_RESTRICTED), it is not allowed
+    when it loads."""
+    assert not module_loaded("tcp_vegas")
     before = state()
     init_cc = gsysctl("net.ipv4.tcp_congestion_control")
-    prof = tmp_path / "bbr"
-    prof.write_text("load tcp_bbr\nnet.ipv4.tcp_congestion_control = bbr\n")
+    prof = tmp_path / "vegas"
+    prof.write_text("load tcp_vegas\nnet.ipv4.tcp_congestion_control = vegas\n")
     # the trap is real: loaded but not allowed -> EPERM in the namespace
-    sh("modprobe tcp_bbr")
-    p = sh("ip netns exec %s sysctl -w net.ipv4.tcp_congestion_control=bbr" % NS,
+    sh("modprobe tcp_vegas")
+    p = sh("ip netns exec %s sysctl -w net.ipv4.tcp_congestion_control=vegas" % NS,
            check=False)
     assert "Operation not permitted" in p.stderr    # (procps exits 0 anyway)
-    assert nsysctl("net.ipv4.tcp_congestion_control") != "bbr"
-    sh("rmmod tcp_bbr")
+    assert nsysctl("net.ipv4.tcp_congestion_control") != "vegas"
+    sh("rmmod tcp_vegas")
     p = tool("apply", prof, state=ns, check=0)
     assert "tcp_allowed_congestion_control" in p.stderr
-    assert nsysctl("net.ipv4.tcp_congestion_control") == "bbr"
-    assert "bbr" in gsysctl("net.ipv4.tcp_allowed_congestion_control").split()
+    assert nsysctl("net.ipv4.tcp_congestion_control") == "vegas"
+    assert "vegas" in gsysctl("net.ipv4.tcp_allowed_congestion_control").split()
     assert gsysctl("net.ipv4.tcp_congestion_control") == init_cc
     tool("revert", state=ns, check=0)
-    assert not module_loaded("tcp_bbr")
+    assert not module_loaded("tcp_vegas")
     assert_same(before, state())
 
 
