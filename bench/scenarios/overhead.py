@@ -17,8 +17,15 @@ OOO_KO = netns.REPO / "kmod" / "tcp_oooprobe.ko"
 
 
 def iperf(topo, cc, secs):
-    srv = topo.start(topo.server, ["iperf3", "-s", "-1", "-p", str(PORT)],
-                     ready=r"Server listening", timeout=60)
+    # --forceflush: iperf3 block-buffers its stdout on a pipe otherwise
+    try:
+        srv = topo.start(topo.server, ["iperf3", "-s", "-1", "--forceflush",
+                                       "-p", str(PORT)],
+                         ready=r"Server listening", timeout=60)
+    except (RuntimeError, TimeoutError):
+        for b in list(topo.procs):       # a half-started server: stop it
+            topo.stop(b)
+        raise
     try:
         p = topo.run(topo.client, ["iperf3", "-c", topo.server_addr, "-p",
                                    str(PORT), "-t", str(secs), "-C", cc, "-J"],

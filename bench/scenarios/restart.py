@@ -24,7 +24,9 @@ beginning of the idle period; then s1 writes the burst.  Time = the
 receiver's last byte minus the sender's write (one process, one clock).
 Ideal = one-way delay + burst bytes on the wire / (rate - cross rate).
 Burst retransmissions = tcpi_total_retrans after the burst is acked minus
-just before the idle period.  Bottleneck drops are counted over the burst.
+just before the idle period.  Bottleneck drops are counted over the idle period and the burst
+(cross traffic runs in both); idle_s is the idle time actually spent
+(on a loaded host it can exceed 1.5 RTO).
 """
 import itertools
 import time
@@ -74,14 +76,17 @@ def one_run(topo, lst, p, pol, burst, delay_ms, params):
         row["warm_s"] = round(w1 - w0, 3)
         before = traffic.wait_acked(srv, 10 * slow)
         rto_s = before["rto"] / 1e6
-        cross.start()                       # idle period begins
-        idle = IDLE_RTO * rto_s - before["last_data_sent"] / 1000.0
         t_idle0 = time.monotonic()
-        if idle > 0:
-            time.sleep(idle)
+        cross.start()                       # idle period begins
+        # slow bookkeeping (a tc process: seconds on a loaded TCG host)
+        # happens inside the idle period, then sleep to its planned end
         drops0 = netns.bottleneck_drops(topo)
-        pre = traffic.tcpinfo.info(srv)
         c0 = policies.counters()
+        idle = IDLE_RTO * rto_s - before["last_data_sent"] / 1000.0
+        left = t_idle0 + idle - time.monotonic()
+        if left > 0:
+            time.sleep(left)
+        pre = traffic.tcpinfo.info(srv)
         t0, t_last = traffic.send_and_time(srv, cli, burst * mss, 120 * slow)
         after = traffic.wait_acked(srv, 10 * slow)
         if pol.cc == "cocktail":
