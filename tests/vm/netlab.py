@@ -235,11 +235,19 @@ class Capture:
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         if os.path.exists(self.path):
             os.unlink(self.path)
+        # tcpdump writes to a local tmpfs file, copied to self.path at the
+        # end: writes straight into the VM's shared checkout were seen to
+        # lose the tail of the capture.
+        os.makedirs("/run/netlab", exist_ok=True)
+        self.tmp = "/run/netlab/%d-%s" % (os.getpid(),
+                                          os.path.basename(self.path))
+        if os.path.exists(self.tmp):
+            os.unlink(self.tmp)
         # --immediate-mode: without it packets wait in a TPACKET_V3 ring
         # block until it retires, and the last block is lost at SIGINT.
         cmd = ["ip", "netns", "exec", self.ns, "tcpdump", "-n", "-U",
-               "--immediate-mode", "-i",
-               self.dev, "-s", str(self.snaplen), "-w", self.path]
+               "--immediate-mode", "-Z", "root", "-i",
+               self.dev, "-s", str(self.snaplen), "-w", self.tmp]
         if self.bpf:
             cmd.append(self.bpf)
         self.p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
@@ -261,7 +269,7 @@ class Capture:
         # header is written once the first packet or the flush comes. Poll
         # briefly for the file too (it is created at open).
         end = time.monotonic() + self.timeout
-        while not os.path.exists(self.path) and time.monotonic() < end:
+        while not os.path.exists(self.tmp) and time.monotonic() < end:
             time.sleep(0.05)
         return self
 
@@ -279,6 +287,15 @@ class Capture:
         self.dropped = int(m.group(1)) if m else None
         m = re.search(r"(\d+) packets? captured", text)
         self.count = int(m.group(1)) if m else None
+        import shutil
+        shutil.copyfile(self.tmp, self.path)
+        os.unlink(self.tmp)
+        if exc[0] is None and self.count is not None:
+            n = len(read_pcap(self.path))
+            if n < self.count:
+                raise RuntimeError("capture %s incomplete: tcpdump captured "
+                                   "%d packets, the file holds %d" %
+                                   (self.path, self.count, n))
 
     def packets(self):
         return read_pcap(self.path)

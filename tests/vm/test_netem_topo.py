@@ -114,8 +114,6 @@ def test_bulk_rate_and_mss(topo):
     t = at_client[-1].ts - at_client[0].ts
     wire_bits = sum((p.plen + 66) * 8 for p in at_client[1:])
     assert wire_bits / t <= 10e6 * 1.03, (wire_bits / t, t)
-    # ... and not absurdly slower than it (shaping is the bottleneck).
-    assert wire_bits / t >= 10e6 * 0.5, (wire_bits / t, t)
     # End-to-end goodput cannot beat the bottleneck either.
     assert res["bytes"] * 8 / res["completion_s"] < 10e6
     sizes = [p.plen for p in at_router]
