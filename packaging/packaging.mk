@@ -64,7 +64,7 @@ dkms-remove:
 	rm -rf "$(DKMS_SRC)"
 
 deb:
-	TOP=$(TOP) BUILD=$(BUILD) packaging/build-deb
+	TOP=$(TOP) BUILD=$(BUILD) PKG_VERSION=$(PKG_VERSION) packaging/build-deb
 
 # Sign modules for Secure Boot / module.sig_enforce with the kernel's sign-file.
 SIGN_FILE    ?= $(KDIR)/scripts/sign-file

@@ -5,7 +5,7 @@ from conftest import MODULES, in_sandbox, kv_lines
 
 def test_dkms_cycle(kver, version):
     out = in_sandbox(r'''
-        make --no-print-directory dkms-install
+        make --no-print-directory dkms-install PKG_VERSION=%(v)s
         echo "@@ status=$(dkms status -m tcp-cocktail -v %(v)s -k %(k)s)"
         for m in %(mods)s; do
             echo "@@ $m.file=$(modinfo -k %(k)s -F filename $m)"
@@ -13,7 +13,7 @@ def test_dkms_cycle(kver, version):
             echo "@@ $m.parm=$(modinfo -k %(k)s -F parm $m | cut -d: -f1 | tr '\n' ' ')"
             echo "@@ $m.dep=$(grep -c "updates/dkms/$m.ko" /lib/modules/%(k)s/modules.dep)"
         done
-        make --no-print-directory dkms-remove
+        make --no-print-directory dkms-remove PKG_VERSION=%(v)s
         echo "@@ after=$(dkms status -m tcp-cocktail | wc -l)"
         echo "@@ src_left=$(ls -d /usr/src/tcp-cocktail-* 2>/dev/null | wc -l)"
         for m in %(mods)s; do
