@@ -118,6 +118,8 @@ def tcp_tune():
 def profile_text(policy, extra_params=None):
     """A tcp-tune profile (sysctl/profiles format) for POLICY."""
     lines = ["# bench policy %s: %s" % (policy.name, policy.label)]
+    if policy.cc not in ("cocktail", "cubic", "reno"):
+        lines.append("load tcp_%s" % policy.cc)
     if policy.cc == "cocktail":
         params = dict(policy.cocktail)
         params.update(extra_params or {})

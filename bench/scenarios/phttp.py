@@ -123,9 +123,16 @@ def run(ctx):
             lst = traffic.Listener(topo.server, topo.server_addr, PORT)
             for name, pers, split, nagle, pname, params in variants:
                 pol = policies.BY_NAME[pname]
-                applied = policies.apply(pol, [topo.server], params)
                 label = "%s %s" % (name, pname) + (
                     " iw=%s" % params["iw"] if params else "")
+                try:
+                    applied = policies.apply(pol, [topo.server], params)
+                except RuntimeError as e:
+                    rows.append({"link": link, "variant": label,
+                                 "server": name, "policy": pname,
+                                 "error": "RuntimeError: %s" % e})
+                    ctx.log("%s: %s" % (label, e))
+                    continue
                 stop = threading.Event()
                 srv = threading.Thread(target=traffic.serve, args=(
                     lst, pol.cc, _handler(pers, split), stop, nagle),
