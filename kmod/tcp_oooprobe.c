@@ -835,7 +835,7 @@ static const struct nla_policy ooo_policy[TCP_OOOPROBE_A_MAX + 1] = {
 	[TCP_OOOPROBE_A_FILTER_PORTS]		= { .type = NLA_BINARY,
 						    .len = 2 * TCP_OOOPROBE_MAX_PORTS },
 	[TCP_OOOPROBE_A_FILTER_NETNS]		= { .type = NLA_U64 },
-	[TCP_OOOPROBE_A_FILTER_FLOWS]		= NLA_POLICY_MAX(NLA_U8, TCP_OOOPROBE_FLOWS_OOO),
+	[TCP_OOOPROBE_A_FILTER_FLOWS]		= { .type = NLA_U8 },	/* range: doit */
 	[TCP_OOOPROBE_A_STAT_EVENTS_SENT]	= { .type = NLA_U64 },
 	[TCP_OOOPROBE_A_STAT_EVENTS_DROPPED]	= { .type = NLA_U64 },
 	[TCP_OOOPROBE_A_STAT_EVENTS_UNHEARD]	= { .type = NLA_U64 },
@@ -954,8 +954,17 @@ static int ooo_set_filter(struct sk_buff *skb, struct genl_info *info)
 	}
 	if (a[TCP_OOOPROBE_A_FILTER_NETNS])
 		f.netns = nla_get_u64(a[TCP_OOOPROBE_A_FILTER_NETNS]);
-	if (a[TCP_OOOPROBE_A_FILTER_FLOWS])
+	if (a[TCP_OOOPROBE_A_FILTER_FLOWS]) {
+		/* checked here, not by NLA_POLICY_MAX: that answers -ERANGE */
+		if (nla_get_u8(a[TCP_OOOPROBE_A_FILTER_FLOWS]) >
+		    TCP_OOOPROBE_FLOWS_OOO) {
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    a[TCP_OOOPROBE_A_FILTER_FLOWS],
+					    "flows: 0 (all) or 1 (ooo)");
+			return -EINVAL;
+		}
 		f.flows = nla_get_u8(a[TCP_OOOPROBE_A_FILTER_FLOWS]);
+	}
 	filter_write(&f);
 	return 0;
 }
