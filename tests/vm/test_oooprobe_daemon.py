@@ -31,7 +31,7 @@ def test_daemon_end_to_end(tmp_path):
         tmp_path / "ooo.prom"
     err = open(tmp_path / "stderr", "w+")
     d = subprocess.Popen([str(DAEMON), "--json", str(js), "--prom",
-                          str(prom), "--interval", "1"],
+                          str(prom), "--interval", "1", "--quiet"],
                          stdout=subprocess.PIPE, stderr=err, text=True)
     try:
         assert wait_for(lambda: prom.exists())
