@@ -751,7 +751,8 @@ static struct kretprobe dq_probes[] = {
 
 static struct kretprobe *active_rps[2];
 static unsigned int n_active_rps;
-static const char *hook_name;
+/* a string from the start: GET_STATS may come before the hooks exist */
+static const char *hook_name = "none";
 
 static struct kprobe state_probe = {
 	.symbol_name = "tcp_set_state",
