@@ -567,6 +567,15 @@ static void cocktail_tx_start(struct sock *sk)
 	else if (!tp->packets_out)
 		cocktail_idle_restart(sk);
 	ca->snap_valid = 0;
+	/*
+	 * A request that carries no new ACK takes the fast path of
+	 * tcp_rcv_established() without tcp_ack(), so .in_ack_event did not
+	 * refresh the stamp: it is as old as the last ACK before the pause.
+	 * Refresh it here too, or tcp_cwnd_validate() (ssai=1) could halve
+	 * cwnd in the middle of a flight that followed a pause just below the
+	 * RTO, if the sender stalls while the flight is being written.
+	 */
+	tcp_sk(sk)->snd_cwnd_stamp = tcp_jiffies32;
 }
 
 /* ---- per-ACK bookkeeping ------------------------------------------- */

@@ -446,8 +446,8 @@ def read_pcap(path, want_opts=False):
 # ------------------------------------------------------------------ analysis
 
 def seq_after(a, b):
-    """a > b in 32-bit sequence space."""
-    return ((a - b) & 0xFFFFFFFF) - 1 < 0x7FFFFFFF
+    """a > b in 32-bit sequence space (False when a == b)."""
+    return 0 < ((a - b) & 0xFFFFFFFF) < 0x80000000
 
 
 def data_segments(pkts, src, sport=None):
@@ -498,6 +498,92 @@ def first_flight(pkts, sender, after=None, idle=0.3, sport=None, dport=None):
         if after is None or f[0].ts >= after:
             return f
     return []
+
+
+def flight_after(pkts, sender, after, sport=None, dport=None):
+    """The first flight after a pause, not split by gaps: the sender's data
+    segments (of the connection sport/dport) seen at or after time `after`
+    (e.g. when the peer sent its request), up to the first ACK from the
+    peer that covers any of them. Raises ValueError when the capture holds
+    no such ACK (a flight cut short by the end of the capture)."""
+    segs = []
+    for p in sorted(pkts, key=lambda q: q.ts):
+        if p.ts < after or \
+                (sport is not None and sport not in (p.sport, p.dport)) or \
+                (dport is not None and dport not in (p.sport, p.dport)):
+            continue
+        if p.src == sender and p.plen > 0:
+            if not segs or (p.sport, p.dst, p.dport) == key:
+                key = (p.sport, p.dst, p.dport)
+                segs.append(p)
+            continue
+        if segs and p.dst == sender and p.flags & ACK and \
+                (p.dport, p.src, p.sport) == key and \
+                seq_after(p.ack, segs[0].seq):
+            return segs
+    if segs:
+        raise ValueError("the capture ends before an ACK for the flight of "
+                         "%d segments" % len(segs))
+    return segs
+
+
+def idle_before(pkts, sender, flight):
+    """Seconds between the sender's last data segment (same connection)
+    before `flight` and the flight's first segment, as seen at the
+    capture point (None when the capture has none before it)."""
+    f0 = flight[0]
+    key = (f0.sport, f0.dst, f0.dport)
+    last = None
+    for p in pkts:
+        if p.src == sender and p.plen > 0 and p.ts < f0.ts and \
+                (p.sport, p.dst, p.dport) == key:
+            last = p.ts if last is None else max(last, p.ts)
+    return None if last is None else f0.ts - last
+
+
+def ack_rate(pkts, sender, before, rtt, sport=None, dport=None):
+    """Pre-idle delivery rate (bytes/s) seen at the capture point: the
+    sender's data bytes that its peer ACKed per second over the last two
+    round trips (`rtt` seconds each) of the sender's last response before
+    time `before` (its data since the last pause of at least 1.5 rtt in
+    its sending)."""
+    mine = lambda p: ((sport is None or sport in (p.sport, p.dport)) and
+                      (dport is None or dport in (p.sport, p.dport)))
+    pkts = sorted((p for p in pkts if p.ts < before and mine(p)),
+                  key=lambda q: q.ts)
+    data = [p for p in pkts if p.src == sender and p.plen > 0]
+    if not data:
+        raise ValueError("no data from %s before %.3f" % (sender, before))
+    start = data[0]
+    for a, b in zip(data, data[1:]):
+        if b.ts - a.ts >= 1.5 * rtt:
+            start = b
+    adv = []
+    for p in pkts:
+        if p.dst == sender and p.flags & ACK and p.ts > start.ts and \
+                seq_after(p.ack, start.seq) and \
+                (not adv or seq_after(p.ack, adv[-1].ack)):
+            adv.append(p)
+    if len(adv) < 3 or adv[-1].ts - adv[0].ts <= 0:
+        raise ValueError("too few ACKs for a delivery rate (%d)" % len(adv))
+    last = adv[-1]
+    # the last two round trips (from the last ACK at least 2 rtt before
+    # the last one, bunched ACKs of a stalled peer then still count over
+    # the whole span), not before the response's first ACK
+    first = adv[0]
+    for p in adv:
+        if p.ts > last.ts - 2 * rtt:
+            break
+        first = p
+    return ((last.ack - first.ack) & 0xFFFFFFFF) / (last.ts - first.ts)
+
+
+def mean_spacing(segs):
+    """(t_last - t_first) / (n - 1): the mean time per segment of a flight
+    (immune to segments released in pairs)."""
+    if len(segs) < 2:
+        raise ValueError("spacing of fewer than 2 segments")
+    return (segs[-1].ts - segs[0].ts) / (len(segs) - 1)
 
 
 def gaps(segs):
