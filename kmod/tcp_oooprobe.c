@@ -411,12 +411,17 @@ static void event_send(struct sk_buff *msg, void *hdr)
 	int err;
 
 	genlmsg_end(msg, hdr);
+	/*
+	 * event_new() saw a subscriber, so -ESRCH here means no subscriber
+	 * took the event: netlink_broadcast() answers -ENOBUFS for a full
+	 * receive buffer only to sockets with NETLINK_BROADCAST_ERROR set, and
+	 * -ESRCH ("delivered to nobody") otherwise. Both are drops; counting
+	 * -ESRCH as unheard hid every overrun of a plain subscriber.
+	 */
 	err = genlmsg_multicast(&ooo_family, msg, 0, OOO_MCGRP_EVENTS,
 				GFP_ATOMIC);
 	if (!err)
 		atomic64_inc(&st.events_sent);
-	else if (err == -ESRCH)
-		atomic64_inc(&st.events_unheard);
 	else
 		atomic64_inc(&st.events_dropped);
 }
@@ -833,8 +838,8 @@ static const struct nla_policy ooo_policy[TCP_OOOPROBE_A_MAX + 1] = {
 	[TCP_OOOPROBE_A_BYTES_RECEIVED]		= { .type = NLA_U64 },
 	[TCP_OOOPROBE_A_LIFETIME_NS]		= { .type = NLA_U64 },
 	[TCP_OOOPROBE_A_FLOW_FLAGS]		= { .type = NLA_U32 },
-	[TCP_OOOPROBE_A_FILTER_PORTS]		= { .type = NLA_BINARY,
-						    .len = 2 * TCP_OOOPROBE_MAX_PORTS },
+	/* length checked in doit: a .len here answers -ERANGE, not -EINVAL */
+	[TCP_OOOPROBE_A_FILTER_PORTS]		= { .type = NLA_BINARY },
 	[TCP_OOOPROBE_A_FILTER_NETNS]		= { .type = NLA_U64 },
 	[TCP_OOOPROBE_A_FILTER_FLOWS]		= { .type = NLA_U8 },	/* range: doit */
 	[TCP_OOOPROBE_A_STAT_EVENTS_SENT]	= { .type = NLA_U64 },
@@ -936,6 +941,12 @@ static int ooo_set_filter(struct sk_buff *skb, struct genl_info *info)
 		const u16 *p = nla_data(a[TCP_OOOPROBE_A_FILTER_PORTS]);
 
 		len = nla_len(a[TCP_OOOPROBE_A_FILTER_PORTS]);
+		if (len > 2 * TCP_OOOPROBE_MAX_PORTS) {
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    a[TCP_OOOPROBE_A_FILTER_PORTS],
+					    "ports: too many");
+			return -EINVAL;
+		}
 		if (len % sizeof(u16)) {
 			NL_SET_ERR_MSG_ATTR(info->extack,
 					    a[TCP_OOOPROBE_A_FILTER_PORTS],

@@ -62,7 +62,12 @@ enum tcp_oooprobe_attr {
 	TCP_OOOPROBE_A_FILTER_NETNS,	/* u64: netns inode or cookie, 0 any */
 	TCP_OOOPROBE_A_FILTER_FLOWS,	/* u8: enum tcp_oooprobe_flows */
 	TCP_OOOPROBE_A_STAT_EVENTS_SENT,	/* u64 */
-	TCP_OOOPROBE_A_STAT_EVENTS_DROPPED,	/* u64: send failed (ENOBUFS, no mem) */
+	TCP_OOOPROBE_A_STAT_EVENTS_DROPPED,	/* u64: numbered but not delivered:
+						 * no memory, or no subscriber
+						 * took it (receive buffer full),
+						 * or a NETLINK_BROADCAST_ERROR
+						 * subscriber missed it
+						 */
 	TCP_OOOPROBE_A_STAT_EVENTS_UNHEARD,	/* u64: no subscriber */
 	TCP_OOOPROBE_A_STAT_FLOWS_TRACKED,	/* u32: current table size */
 	TCP_OOOPROBE_A_STAT_FLOW_OVERFLOWS,	/* u64: flows not tracked, table full */

@@ -116,6 +116,22 @@ def test_malformed_messages(probe):
     assert [e for e in events if e["cmd"] == CMD["SEGMENT"]]
 
 
+FLOOD_TARGET = 100_000   # events, as the issue asks
+FLOOD_BUDGET = 85        # seconds: stop earlier on a slow TCG host
+
+
+def _quiet_stats(g):
+    """Stats once nothing changes any more: every numbered event has been
+    counted as sent or dropped (FLOW events of closing sockets can trail)."""
+    prev, same = g.stats(), 0
+    while same < 3:
+        time.sleep(0.5)
+        cur = g.stats()
+        same = same + 1 if cur == prev else 0
+        prev = cur
+    return cur
+
+
 def test_slow_reader_drop_accounting(probe):
     """A subscriber with a tiny buffer that does not read while events
     flood in: it sees ENOBUFS, the gaps in event numbers equal the kernel's
@@ -125,10 +141,18 @@ def test_slow_reader_drop_accounting(probe):
     slow = Genl()
     slow.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     slow.subscribe()
-    with Link("fd", rtt_ms=10, srv_netem="reorder 50% 50%") as link:
-        for i in range(3):
-            transfer(link, 3_000_000, port=5410 + i)
-    s1 = g0.stats()
+    t0 = time.time()
+    transfers = 0
+    # jitter far above the packet spacing: netem's time-sorted queue
+    # reorders most segments, so most arrive out of order (one SEGMENT
+    # event each); loop until the target or the time budget is reached
+    with Link("fd", rtt_ms=2, srv_netem="1ms") as link:
+        while (g0.stats()["EVENT_SEQ"] - s0["EVENT_SEQ"] < FLOOD_TARGET and
+               time.time() - t0 < FLOOD_BUDGET):
+            transfer(link, 4_000_000, port=5410 + transfers % 50)
+            transfers += 1
+    flood_s = time.time() - t0
+    s1 = _quiet_stats(g0)
     # now read everything that was kept
     slow.sock.settimeout(0.5)
     seqs = []
@@ -152,15 +176,19 @@ def test_slow_reader_drop_accounting(probe):
     numbered = s1["EVENT_SEQ"] - s0["EVENT_SEQ"]
     dropped = s1["STAT_EVENTS_DROPPED"] - s0["STAT_EVENTS_DROPPED"]
     sent = s1["STAT_EVENTS_SENT"] - s0["STAT_EVENTS_SENT"]
-    print("numbered %d sent %d dropped %d received %d enobufs %d" %
-          (numbered, sent, dropped, len(seqs), enobufs))
-    assert numbered > 1000, "flood too small to mean anything"
-    assert enobufs >= 1 and dropped > 0
-    assert seqs == sorted(seqs)
     lo, hi = s0["EVENT_SEQ"] + 1, s1["EVENT_SEQ"]
     got = [s for s in seqs if lo <= s <= hi]
+    # the reader's view of the loss: gaps in the event numbers
+    gaps = sum(b - a - 1 for a, b in zip([lo - 1] + got, got + [hi + 1]))
+    print("flood: %d transfers in %.0f s; numbered %d sent %d dropped %d "
+          "received %d gaps %d enobufs %d" %
+          (transfers, flood_s, numbered, sent, dropped, len(got), gaps,
+           enobufs))
+    assert numbered >= 10_000, "flood too small to mean anything"
+    assert enobufs >= 1 and dropped > 0
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
     assert sent + dropped == numbered
     assert len(got) == sent
-    assert numbered - len(got) == dropped
+    assert gaps == dropped
     slow.close()
     g0.close()
