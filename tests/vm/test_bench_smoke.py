@@ -17,11 +17,11 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 # scenario -> (--only filter, columns every good row must have)
 CASES = {
-    "restart": ("delay_ms=20,policy=linux-default,policy=cocktail-auto",
+    "restart": ("delay_ms=20,policy=cocktail-auto",
                 ["seconds", "ideal_s", "burst_retrans", "cwnd_before_idle"]),
     "iw": ("variant=route-iw2,variant=cocktail-iw2",
            ["seconds", "round_trips", "first_flight"]),
-    "keepalive": ("policy=linux-default,policy=cocktail-auto",
+    "keepalive": ("policy=cocktail-auto",
                   ["seconds", "retrans", "cell_drops"]),
     "phttp": ("server=phttp-split-nagle,policy=linux-default",
               ["ms"]),
