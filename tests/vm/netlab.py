@@ -542,11 +542,14 @@ def idle_before(pkts, sender, flight):
 
 
 def ack_rate(pkts, sender, before, rtt, sport=None, dport=None):
-    """Pre-idle delivery rate (bytes/s) seen at the capture point: the
-    sender's data bytes that its peer ACKed per second over the last two
-    round trips (`rtt` seconds each) of the sender's last response before
-    time `before` (its data since the last pause of at least 1.5 rtt in
-    its sending)."""
+    """Pre-idle delivery rate (bytes/s) seen at the capture point, from the
+    sender's last response before time `before` (its data sent after the
+    peer's last request): the most data bytes the peer ACKed in any
+    window of two round trips (`rtt` seconds each) of that response,
+    divided by the window (the whole response when it is shorter). A
+    windowed max, like the rate the sender keeps: a loss or a guest stall
+    near the end of the response does not drag it down, and a window of
+    fixed length does not inflate it when a stalled peer bunches ACKs."""
     mine = lambda p: ((sport is None or sport in (p.sport, p.dport)) and
                       (dport is None or dport in (p.sport, p.dport)))
     pkts = sorted((p for p in pkts if p.ts < before and mine(p)),
@@ -554,10 +557,11 @@ def ack_rate(pkts, sender, before, rtt, sport=None, dport=None):
     data = [p for p in pkts if p.src == sender and p.plen > 0]
     if not data:
         raise ValueError("no data from %s before %.3f" % (sender, before))
+    reqs = [p for p in pkts if p.dst == sender and p.plen > 0 and
+            p.ts < data[-1].ts]
     start = data[0]
-    for a, b in zip(data, data[1:]):
-        if b.ts - a.ts >= 1.5 * rtt:
-            start = b
+    if reqs:
+        start = next(p for p in data if p.ts > reqs[-1].ts)
     adv = []
     for p in pkts:
         if p.dst == sender and p.flags & ACK and p.ts > start.ts and \
@@ -566,16 +570,19 @@ def ack_rate(pkts, sender, before, rtt, sport=None, dport=None):
             adv.append(p)
     if len(adv) < 3 or adv[-1].ts - adv[0].ts <= 0:
         raise ValueError("too few ACKs for a delivery rate (%d)" % len(adv))
-    last = adv[-1]
-    # the last two round trips (from the last ACK at least 2 rtt before
-    # the last one, bunched ACKs of a stalled peer then still count over
-    # the whole span), not before the response's first ACK
-    first = adv[0]
-    for p in adv:
-        if p.ts > last.ts - 2 * rtt:
+    win = 2 * rtt
+    if adv[-1].ts - adv[0].ts <= win:
+        return ((adv[-1].ack - adv[0].ack) & 0xFFFFFFFF) / \
+            (adv[-1].ts - adv[0].ts)
+    best, j = 0, 0
+    for i, a in enumerate(adv):
+        if a.ts + win > adv[-1].ts:
             break
-        first = p
-    return ((last.ack - first.ack) & 0xFFFFFFFF) / (last.ts - first.ts)
+        j = max(j, i)
+        while j + 1 < len(adv) and adv[j + 1].ts <= a.ts + win:
+            j += 1
+        best = max(best, (adv[j].ack - a.ack) & 0xFFFFFFFF)
+    return best / win
 
 
 def mean_spacing(segs):
