@@ -10,17 +10,18 @@ from oooprobe_lib import CMD, EventCollector, Genl, Link, in_netns, sh
 
 MOD = "tcp_oooprobe"
 N = 10_000
+THREADS = 8
 
 
 def test_many_short_connections_then_unload():
     rmmod(MOD)
     insmod(MOD, flows="all")
-    with Link("lt", rtt_ms=2, srv_netem="reorder 3% 50%") as link:
+    with Link("lt", rtt_ms=1, srv_netem="reorder 3% 50%") as link:
         with in_netns(link.srv):
             ls = socket.socket()
             ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             ls.bind((link.SRV, 5501))
-            ls.listen(512)
+            ls.listen(1024)
         payload = bytes(20_000)
         served = [0]
 
@@ -34,18 +35,37 @@ def test_many_short_connections_then_unload():
         col = EventCollector()
         t = threading.Thread(target=server)
         t.start()
-        with in_netns(link.cli):
-            for i in range(N):
-                c = socket.socket()
-                c.connect((link.SRV, 5501))
-                n = 0
-                while True:
-                    b = c.recv(65536)
-                    if not b:
-                        break
-                    n += len(b)
-                assert n == len(payload)
-                c.close()
+        errors = []
+
+        def client(count):
+            # connections from this one process: a few threads, each in the
+            # client namespace, each opening connections one after another
+            try:
+                with in_netns(link.cli):
+                    for _ in range(count):
+                        c = socket.socket()
+                        c.connect((link.SRV, 5501))
+                        n = 0
+                        while True:
+                            b = c.recv(65536)
+                            if not b:
+                                break
+                            n += len(b)
+                        c.close()
+                        if n != len(payload):
+                            errors.append(n)
+            except OSError as e:
+                errors.append(e)
+
+        t0 = time.time()
+        workers = [threading.Thread(target=client, args=(N // THREADS,))
+                   for _ in range(THREADS)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join(timeout=600)
+        print("%d connections in %.0f s" % (N, time.time() - t0))
+        assert not errors, errors[:5]
         t.join(timeout=60)
         ls.close()
         g = Genl()
@@ -64,8 +84,15 @@ def test_many_short_connections_then_unload():
     assert st["STAT_FLOWS_TRACKED"] == 0, st
     assert st["STAT_FLOW_OVERFLOWS"] == 0
     assert st["STAT_EVENTS_DROPPED"] == 0
-    # both ends of every connection were tracked and reported
-    assert len(flows) == 2 * N
+    # both ends of every connection were tracked and reported, except where
+    # the kprobe layer reported a missed hit: a hit that arrives while a
+    # probe handler runs on that CPU (likely under TCG: netem's hrtimer irq
+    # runs NET_RX in irq exit during a handler called in task context) is
+    # counted in nmissed and not seen; a server end whose only data-queue
+    # hit (the FIN) was missed is never tracked. Every missing flow must
+    # be covered by a counted miss: nothing is lost silently.
+    missed = st["STAT_KPROBE_MISSED"]
+    assert 2 * N - missed <= len(flows) <= 2 * N, (len(flows), missed)
     assert reordered, "no connection saw reordering"
     assert st["STAT_RANGES_RECORDED"] == (st["STAT_RANGES_RELEASED"] +
                                           st["STAT_RANGES_DISCARDED"])
