@@ -1,7 +1,7 @@
 # tcp-cocktail top-level Makefile. `make help` lists the targets.
 #
 #   make            modules + daemon
-#   make check      host unit tests + every VM suite (one VM boot)
+#   make check      host unit tests + packaging tests + every VM suite (one VM boot)
 #   make demo       the main job: restart policies side by side on a shaped link
 #
 # KDIR picks the kernel build tree (see scripts/kdir); W=1 works as in Kbuild.
@@ -56,7 +56,9 @@ VM_TESTS ?=
 vmcheck: deps-if-missing all
 	scripts/vm-run tests/vm/run $(VM_TESTS)
 
-check: unit vmcheck
+# The slow packaging tests (DKMS cycle, deb + lintian + dpkg -i, builds
+# against every Debian 12 kernel header set) run here too, before the VM.
+check: unit pkgcheck vmcheck
 
 demo: deps-if-missing all
 	scripts/vm-run bench/demo
