@@ -609,13 +609,19 @@ def test_stats_and_tracepoints_exist(fresh):
     assert "cocktail" in avail.read_text().split()
 
 
+def hold_client(ns, port):
+    """A client in @ns that connects to the server in the other namespace
+    with cocktail and holds the connection open until its stdin closes."""
+    return subprocess.Popen(["ip", "netns", "exec", ns, sys.executable,
+                             str(SELF), "hold", "198.18.200.1", str(port),
+                             "cocktail"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+
+
 def test_setsockopt_and_ss_show_cocktail(fresh, pair):
     a, b, _ = pair
     srv = start_server(a, 5001)
-    cl = subprocess.Popen(["ip", "netns", "exec", b, sys.executable,
-                           str(SELF), "hold", "198.18.200.1", "5001",
-                           "cocktail"], stdin=subprocess.PIPE,
-                          stdout=subprocess.PIPE, text=True)
+    cl = hold_client(b, 5001)
     try:
         assert cl.stdout.readline().strip() == "held cocktail"
         for ns in (a, b):
@@ -673,10 +679,7 @@ def test_rmmod_busy_while_in_use(pair):
     rmmod(MOD)
     insmod(MOD)
     srv = start_server(a, 5004)
-    cl = subprocess.Popen(["ip", "netns", "exec", b, sys.executable,
-                           str(SELF), "hold", "198.18.200.1", "5004",
-                           "cocktail"], stdin=subprocess.PIPE,
-                          stdout=subprocess.PIPE, text=True)
+    cl = hold_client(b, 5004)
     try:
         assert cl.stdout.readline().strip() == "held cocktail"
         assert delete_module() in IN_USE

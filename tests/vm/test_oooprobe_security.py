@@ -11,22 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import insmod, rmmod
 from oooprobe_lib import (A, CMD, NLMSG_ERROR, REPO, EventCollector, Genl,
                           Link, nla, parse_attrs, sh)
-from test_oooprobe import transfer
+from test_oooprobe import probe, transfer  # noqa: F401 (probe: fixture)
 
-MOD = "tcp_oooprobe"
 NOBODY = ("setpriv --reuid=65534 --regid=65534 --clear-groups "
           "--inh-caps=-all --bounding-set=-all")
-
-
-@pytest.fixture
-def probe():
-    rmmod(MOD)
-    insmod(MOD)
-    yield
-    rmmod(MOD)
 
 
 UNPRIV = r'''
