@@ -211,3 +211,16 @@ def auto_summary(rows, group, row_key, policies, auto="cocktail-auto",
                 else ", retransmits more than SSR"))
     head = "auto met the goal in %d of %d cells" % (ok, n)
     return head, lines
+
+
+def notes(ctx):
+    """The run's notes: CTX's, or (--report-only) the ones meta.json
+    kept from the run that produced runs.csv."""
+    if ctx.notes:
+        return list(ctx.notes)
+    import json
+    path = ctx.outdir / "meta.json"
+    try:
+        return list(json.loads(path.read_text()).get("notes") or [])
+    except (OSError, ValueError):
+        return []
