@@ -5,10 +5,18 @@ without a competing bulk TCP flow (CUBIC) on the bottleneck; plus the
 gRPC-like case: a 20 KB message on a connection idle longer than the RTO
 at 200 ms RTT.
 
-nginx is not installed on the test machines (scripts/deps does not pull
-it), so the server is the bench's own keep-alive responder
-(bench/lib/traffic.py: length-prefixed request, one sendall answer, Nagle
-off); see bench/README.md.
+Two servers, side by side for the same policy:
+- `bench`: the bench's own keep-alive responder (bench/lib/traffic.py:
+  length-prefixed request, one sendall answer, Nagle off), every policy;
+- `nginx`: Debian's nginx (bench/lib/nginx.py: keep-alive, static files
+  from a temp dir, `sendfile on`, `tcp_nodelay on`, a foreground process
+  in the sender namespace), for NGINX_POLICIES, web cells only; the
+  client is the bench's keep-alive client speaking HTTP/1.1 (latency =
+  request write to the last body byte).  Its connections get the
+  namespace's default congestion control (the policy's tcp-tune profile
+  sets it); sock_diag reads back the connection's algorithm (the run
+  fails if it differs) and its tcp_info for retransmissions.
+When nginx is missing, table.md says so (a note) and only `bench` runs.
 
 Topology: scripts/netem-topo --senders 2 (dumbbell), 20 Mbit/s,
 bottleneck queue of one BDP at 100 ms (170 packets), drop-tail.  Pair 0
@@ -20,17 +28,19 @@ before the request; drops = the bottleneck queue's drops over the cell.
 """
 import time
 
-from bench.lib import netns, plot, policies, stats, table, traffic
+from bench.lib import netns, nginx, plot, policies, stats, table, traffic
 
 RATE_KBIT = 20000
 LIMIT = 170
 PORT = 5003
+NGINX_PORT = 8080
 WARM = 1 << 20
 FULL = dict(rtts=[20, 100, 200], sizes=[16, 64, 256], thinks=[0.5, 1, 3],
             compete=[0, 1], reqs=20, grpc=True)
 QUICK = dict(rtts=[200], sizes=[64], thinks=[1], compete=[0], reqs=4,
              grpc=True)
 GRPC_KB = 20
+NGINX_POLICIES = ("linux-default", "cocktail-auto")
 
 
 def cells(g):
@@ -43,8 +53,84 @@ def cells(g):
             yield rtt, 0, GRPC_KB, 1, "grpc"
 
 
-def one_conn(topo, lst, lst_bulk, pol, rtt, comp, size_kb, think, reqs):
-    s, c = topo.pairs[0]["server_ns"], topo.pairs[0]["client_ns"]
+def _wait_acked(info, timeout):
+    """Poll INFO() until nothing is unacknowledged; the last tcp_info."""
+    end = time.monotonic() + timeout
+    while True:
+        i = info()
+        if i["unacked"] == 0 or time.monotonic() > end:
+            return i
+        time.sleep(0.005)
+
+
+class BenchConn:
+    """A connection to the bench's own responder (server side in hand)."""
+    server = "bench"
+
+    def __init__(self, lst, client_ns, pol):
+        self.srv, self.cli = traffic.tcp_pair(lst, client_ns, pol.cc,
+                                              timeout=120)
+        self.resp = traffic.Responder(self.srv)
+        self.resp.start()
+        self.ca = traffic.tcpinfo.congestion(self.srv)
+
+    def info(self):
+        return traffic.tcpinfo.info(self.srv)
+
+    def request(self, nbytes):
+        return traffic.request(self.cli, nbytes, 120)
+
+    def close(self):
+        try:
+            self.cli.sendall((0).to_bytes(4, "big"))
+        except OSError:
+            pass
+        self.resp.join(5)
+        self.srv.close()
+        self.cli.close()
+
+
+class NginxConn:
+    """An HTTP/1.1 keep-alive connection to nginx; the server side's
+    tcp_info and congestion control come from sock_diag."""
+    server = "nginx"
+
+    def __init__(self, topo, pol):
+        s, c = topo.pairs[0]["server_ns"], topo.pairs[0]["client_ns"]
+        addr = topo.pairs[0]["server_addr"]
+        t = netns.NsThread(c, traffic._connect, addr, NGINX_PORT, 0, 120)
+        t.start()
+        self.cli = t.join_result(120)
+        self.rport = self.cli.getsockname()[1]
+        self.diag = nginx.Diag(s)
+        i = self.info()
+        self.ca = i.get("ca")
+        if self.ca != pol.cc:
+            self.close()
+            raise RuntimeError("nginx's connection uses %s, policy %s wants "
+                               "%s" % (self.ca, pol.name, pol.cc))
+
+    def info(self):
+        i = self.diag.tcp(NGINX_PORT, self.rport)
+        if i is None:
+            raise RuntimeError("sock_diag: no nginx socket for port %d" %
+                               self.rport)
+        return i
+
+    def request(self, nbytes):
+        t0, t1, n = nginx.get(self.cli, "/%d.bin" % nbytes, 120)
+        if n != nbytes:
+            raise RuntimeError("nginx sent %d bytes, wanted %d" % (n, nbytes))
+        return t0, t1
+
+    def close(self):
+        self.cli.close()
+        self.diag.close()
+
+
+def one_conn(topo, open_conn, lst_bulk, pol, rtt, comp, size_kb, think,
+             reqs):
+    s = topo.pairs[0]["server_ns"]
     params = policies.apply(pol, [s])
     bulk = None
     if comp:
@@ -53,19 +139,18 @@ def one_conn(topo, lst, lst_bulk, pol, rtt, comp, size_kb, think, reqs):
         bulk = traffic.Bulk(bs, bc)
         bulk.start()
         time.sleep(2 * rtt / 1000.0 + 1.0)   # let it fill the queue
-    srv, cli = traffic.tcp_pair(lst, c, pol.cc, timeout=120)
-    resp = traffic.Responder(srv)
-    resp.start()
     out = []
+    conn = None
     try:
-        traffic.request(cli, WARM, 120)
-        traffic.wait_acked(srv, 10)
+        conn = open_conn(pol)
+        conn.request(WARM)
+        _wait_acked(conn.info, 10)
         drops0 = netns.bottleneck_drops(topo)
         for i in range(reqs):
             time.sleep(think)
-            before = traffic.tcpinfo.info(srv)
-            t0, t1 = traffic.request(cli, size_kb * 1024, 120)
-            after = traffic.wait_acked(srv, 10)
+            before = conn.info()
+            t0, t1 = conn.request(size_kb * 1024)
+            after = _wait_acked(conn.info, 10)
             out.append({"req": i, "seconds": round(t1 - t0, 6),
                         "ideal_s": round(rtt / 1000.0 + size_kb * 1024 * 8 /
                                          (RATE_KBIT * 1000.0), 6),
@@ -77,23 +162,41 @@ def one_conn(topo, lst, lst_bulk, pol, rtt, comp, size_kb, think, reqs):
         for r in out:
             r["cell_drops"] = drops
             r["params"] = params
+            r["ca"] = conn.ca
     finally:
-        try:
-            cli.sendall((0).to_bytes(4, "big"))
-        except OSError:
-            pass
-        resp.join(5)
-        srv.close()
-        cli.close()
+        if conn is not None:
+            conn.close()
         if bulk:
             bulk.stop()
     return out
+
+
+def _servers(ctx, g):
+    """'bench' and, when it is installed and not filtered out, 'nginx'."""
+    want = ctx.only.get("server", ["bench", "nginx"])
+    out = [x for x in ("bench", "nginx") if x in want]
+    if "nginx" in out:
+        ok, why = nginx.available()
+        if not ok:
+            ctx.note("nginx rows NOT measured: %s" % why)
+            out.remove("nginx")
+        else:
+            ctx.extra["nginx"] = {"version": nginx.version(),
+                                  "config": nginx.CONF.strip(),
+                                  "policies": list(NGINX_POLICIES)}
+    return out
+
+
+def _nginx_files(g):
+    sizes = [k * 1024 for k in g["sizes"]] + [WARM]
+    return {"%d.bin" % n: n for n in sizes}
 
 
 def run(ctx):
     g = QUICK if ctx.quick else FULL
     ctx.reps = ctx.reps or 1
     pols = policies.available(ctx.only.get("policy"), log=ctx.note)
+    servers = _servers(ctx, g)
     rows = []
     for rtt in g["rtts"]:
         if "rtt_ms" in ctx.only and str(rtt) not in ctx.only["rtt_ms"]:
@@ -102,6 +205,7 @@ def run(ctx):
                           limit=LIMIT)
         topo.up()
         s = topo.pairs[0]["server_ns"]
+        web = None
         try:
             netns.sysctl(s, "net.ipv4.tcp_no_metrics_save", 1)
             netns.sysctl(topo.pairs[1]["server_ns"],
@@ -111,21 +215,33 @@ def run(ctx):
             lst = traffic.Listener(s, topo.pairs[0]["server_addr"], PORT)
             lstb = traffic.Listener(topo.pairs[1]["server_ns"],
                                     topo.pairs[1]["server_addr"], PORT)
+            opener = {"bench": lambda pol: BenchConn(
+                lst, topo.pairs[0]["client_ns"], pol)}
+            if "nginx" in servers:
+                web = nginx.Nginx(s, topo.pairs[0]["server_addr"],
+                                  NGINX_PORT, _nginx_files(g)).start(topo)
+                opener["nginx"] = lambda pol: NginxConn(topo, pol)
             for rep in range(ctx.reps):
                 for cell in [c for c in cells(g) if c[0] == rtt]:
                     _, comp, size, think, kind = cell
                     k = rep % len(pols)
-                    for pol in pols[k:] + pols[:k]:
+                    runs = [("bench", p) for p in pols[k:] + pols[:k]
+                            if "bench" in servers]
+                    if kind == "web" and "nginx" in servers:
+                        runs += [("nginx", p) for p in pols
+                                 if p.name in NGINX_POLICIES]
+                    for server, pol in runs:
                         base = {"kind": kind, "rtt_ms": rtt, "compete": comp,
                                 "size_kb": size, "think_s": think,
-                                "policy": pol.name, "rep": rep}
+                                "server": server, "policy": pol.name,
+                                "rep": rep}
                         try:
-                            got = one_conn(topo, lst, lstb, pol, rtt, comp,
-                                           size, think, g["reqs"])
+                            got = one_conn(topo, opener[server], lstb, pol,
+                                           rtt, comp, size, think, g["reqs"])
                             rows += [dict(base, **r) for r in got]
-                            ctx.log("%s rtt %d comp %d %dKB think %s %-14s "
-                                    "median %.3f s rtx %d" % (
-                                        kind, rtt, comp, size, think,
+                            ctx.log("%s rtt %d comp %d %dKB think %s %-5s "
+                                    "%-14s median %.3f s rtx %d" % (
+                                        kind, rtt, comp, size, think, server,
                                         pol.name,
                                         stats.median([r["seconds"]
                                                       for r in got]),
@@ -133,14 +249,22 @@ def run(ctx):
                         except (OSError, RuntimeError, TimeoutError) as e:
                             rows.append(dict(base, error="%s: %s" % (
                                 type(e).__name__, e)))
-                            ctx.log("%s failed: %s" % (pol.name, e))
+                            ctx.log("%s %s failed: %s" % (server, pol.name,
+                                                          e))
                     ctx.save(rows)
             lst.close()
             lstb.close()
         finally:
+            if web is not None:
+                web.stop(topo)
             policies.revert([s])
             topo.down()
     return rows
+
+
+def _key(r):
+    return (r["kind"], r["rtt_ms"], r["compete"], r["size_kb"], r["think_s"],
+            r.get("server") or "bench")
 
 
 def report(ctx, rows):
@@ -149,32 +273,35 @@ def report(ctx, rows):
     present = [n for n in names if any(r["policy"] == n for r in rows)]
     md = ["# keepalive: per-request latency on one persistent connection\n\n",
           "Measured inside the test VM; 20 Mbit/s, 170-packet drop-tail "
-          "queue. Per policy: median / p90 / p99 request latency (s) over "
+          "queue. Server `bench`: the bench's own keep-alive responder; "
+          "`nginx`: Debian's nginx (keep-alive, static files, sendfile on, "
+          "tcp_nodelay on) with the bench's HTTP/1.1 keep-alive client. "
+          "Per policy: median / p90 / p99 request latency (s) over "
           "all requests of the cell, ×ideal of the median (one RTT + object "
           "at 20 Mbit/s), total retransmissions of the measured requests, "
           "bottleneck drops during the cell. `auto vs fastest` compares "
           "medians (goal within 10%, retransmissions no higher than "
-          "cocktail-ssr).\n\n"]
-    md += ["- %s\n" % n for n in ctx.notes]
+          "cocktail-ssr); `—`: not run for that server.\n\n"]
+    md += ["- %s\n" % n for n in table.notes(ctx)]
     keys = []
     for r in rows:
-        k = (r["kind"], r["rtt_ms"], r["compete"], r["size_kb"], r["think_s"])
-        if k not in keys:
-            keys.append(k)
-    md.append("\n| case | RTT ms | bulk | object KB | think s | " +
+        if _key(r) not in keys:
+            keys.append(_key(r))
+    md.append("\n| case | server | RTT ms | bulk | object KB | think s | " +
               " | ".join(present) + " | fastest | auto vs fastest |\n")
-    md.append("|" + "---|" * (7 + len(present)) + "\n")
+    md.append("|" + "---|" * (8 + len(present)) + "\n")
     for k in keys:
-        sel = [r for r in rows if (r["kind"], r["rtt_ms"], r["compete"],
-                                   r["size_kb"], r["think_s"]) == k
+        sel = [r for r in rows if _key(r) == k
                and r.get("seconds") is not None]
+        failed = [r for r in rows if _key(r) == k and r.get("error")]
         cellv = {}
-        line = [k[0], str(k[1]), "yes" if k[2] else "no", str(k[3]),
+        line = [k[0], k[5], str(k[1]), "yes" if k[2] else "no", str(k[3]),
                 str(k[4])]
         for n in present:
             v = [r["seconds"] for r in sel if r["policy"] == n]
             if not v:
-                line.append("—")
+                line.append("failed" if any(r["policy"] == n
+                                            for r in failed) else "—")
                 continue
             rtx = sum(r["retrans"] for r in sel if r["policy"] == n)
             drops = max(r["cell_drops"] for r in sel if r["policy"] == n)
@@ -197,6 +324,7 @@ def report(ctx, rows):
             groups.setdefault("%s %dms %dKB t%s%s" % (
                 r["kind"], r["rtt_ms"], r["size_kb"], r["think_s"],
                 " +bulk" if r["compete"] else ""), {}).setdefault(
-                    r["policy"], []).append(r["seconds"])
+                    "%s%s" % ("nginx " if r.get("server") == "nginx" else "",
+                              r["policy"]), []).append(r["seconds"])
     plot.bars(ctx.outdir / "keepalive.png", "request latency after think "
               "time (median, min-max)", "seconds", groups)

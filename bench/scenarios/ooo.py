@@ -56,8 +56,8 @@ SETTINGS = {
     "rtt50-reorder2": dict(rtt=50, reorder=2),
     "rtt100-loss1-reorder1": dict(rtt=100, loss=1, reorder=1),
 }
-FULL = dict(settings=list(SETTINGS), flows=400, reps=1)
-QUICK = dict(settings=["rtt50-loss1", "rtt200-loss3"], flows=60, reps=1)
+FULL = dict(settings=list(SETTINGS), flows=400, reps=3)
+QUICK = dict(settings=["rtt50-loss1", "rtt200-loss3"], flows=100, reps=1)
 
 # the statistics of a run: (key, label, published key or None)
 STATS = [

@@ -8,19 +8,26 @@ through the module.  Mean, standard deviation, relative sd and 95% CI as
 the paper reports them, and a sequence plot of one retrieval from the
 capture (like its figures 1 and 3).
 
-The server is the bench's own (an HTTP/1.x-shaped responder: a ~230-byte
-header block, Content-Length, Connection: keep-alive); nginx is not
-installed on the test machines (scripts/deps does not pull it), so the
-modern nginx reference row is not measured.
+Servers: the bench's own for the variants the paper describes (an
+HTTP/1.x-shaped responder: a ~230-byte header block, Content-Length,
+Connection: keep-alive), and Debian's nginx as the modern reference rows
+(bench/lib/nginx.py: keep-alive, the three documents as static files,
+`sendfile on`, `tcp_nodelay on`, a foreground process in the server
+namespace): persistent connections under linux-default and cocktail-auto,
+and HTTP/1.0-style (Connection: close) under linux-default.  nginx's
+connections take the namespace's default congestion control, which the
+policy's tcp-tune profile sets (checked before each variant).  When nginx
+is missing, table.md says so and the nginx rows are absent.
 """
 import socket
 import threading
 import time
 
-from bench.lib import netns, plot, policies, stats, table, traffic
+from bench.lib import netns, nginx, plot, policies, stats, table, traffic
 
 DOCS = [6651, 3883, 1866]
 PORT = 5004
+NGINX_PORT = 8080
 LINKS = {"lan": dict(rtt=0, rate="10mbit"), "wan90": dict(rtt=90,
                                                            rate="10mbit")}
 # (name, persistent, headers separate, nagle, policy, module params)
@@ -34,7 +41,11 @@ VARIANTS = [
     ("phttp-together", True, False, True, "reno-ssr", None),
     ("phttp-together", True, False, True, "cocktail-auto", None),
 ] + [("phttp-split-nagle", True, True, True, "cocktail-auto", {"iw": iw})
-     for iw in (1, 2, 4, 10)]
+     for iw in (1, 2, 4, 10)] + [
+    ("nginx-keepalive", True, None, None, "linux-default", None),
+    ("nginx-keepalive", True, None, None, "cocktail-auto", None),
+    ("nginx-http1.0", False, None, None, "linux-default", None),
+]
 FULL = dict(links=["lan", "wan90"], n=100)
 QUICK = dict(links=["lan"], n=10)
 
@@ -49,11 +60,15 @@ def header(n):
 
 def _handler(persistent, split):
     def handle(c):
+        buf = b""
         while True:
-            req = c.recv(64)
-            if not req:
-                return
-            n = DOCS[int(req.split()[1])]
+            while b"\r\n\r\n" not in buf:
+                b = c.recv(1024)
+                if not b:
+                    return
+                buf += b
+            req, buf = buf.split(b"\r\n\r\n", 1)
+            n = DOCS[int(req.split()[1].lstrip(b"/"))]
             if split:
                 c.sendall(header(n))
                 c.sendall(b"d" * n)
@@ -64,34 +79,18 @@ def _handler(persistent, split):
     return handle
 
 
-def _read_response(c):
-    buf = b""
-    while b"\r\n\r\n" not in buf:
-        b = c.recv(4096)
-        if not b:
-            raise ConnectionError("closed in headers")
-        buf += b
-    head, body = buf.split(b"\r\n\r\n", 1)
-    n = int([ln for ln in head.split(b"\r\n")
-             if ln.lower().startswith(b"content-length")][0].split(b":")[1])
-    while len(body) < n:
-        b = c.recv(65536)
-        if not b:
-            raise ConnectionError("closed in body")
-        body += b
-
-
-def _retrieve(addr, persistent, n):
-    """N retrievals of the three documents; list of seconds."""
+def _retrieve(addr, persistent, n, port=PORT):
+    """N retrievals of the three documents (HTTP/1.1 GETs, Connection:
+    close when not PERSISTENT); list of seconds."""
     out = []
     c = None
     for _ in range(n):
         t0 = time.monotonic()
         for i in range(len(DOCS)):
             if c is None:
-                c = socket.create_connection((addr, PORT), timeout=30)
-            c.sendall(b"GET %d HTTP/1.1\r\n\r\n" % i)
-            _read_response(c)
+                c = socket.create_connection((addr, port), timeout=30)
+            c.sendall(nginx.request_bytes("/%d" % i, close=not persistent))
+            nginx.read_response(c, time.monotonic() + 30)
             if not persistent:
                 c.close()
                 c = None
@@ -112,70 +111,90 @@ def run(ctx):
         variants = [v for v in variants if v[0] in ctx.only["server"]]
     if not ok:
         ctx.note("cocktail variants skipped: %s" % why)
+    if any(v[0].startswith("nginx") for v in variants):
+        nok, nwhy = nginx.available()
+        if not nok:
+            ctx.note("nginx reference rows NOT measured: %s" % nwhy)
+            variants = [v for v in variants if not v[0].startswith("nginx")]
+        else:
+            ctx.extra["nginx"] = {"version": nginx.version(),
+                                  "config": nginx.CONF.strip()}
     rows = []
     for link in g["links"]:
         topo = netns.topo(limit=1000, **LINKS[link])
         topo.up()
+        web = None
         try:
             netns.sysctl(topo.server, "net.ipv4.tcp_no_metrics_save", 1)
             ctx.tc.append({"link": link, "netem_topo": topo.args(),
                            "tc": topo.info["tc"]})
             lst = traffic.Listener(topo.server, topo.server_addr, PORT)
-            for name, pers, split, nagle, pname, params in variants:
-                pol = policies.BY_NAME[pname]
-                label = "%s %s" % (name, pname) + (
-                    " iw=%s" % params["iw"] if params else "")
-                try:
-                    applied = policies.apply(pol, [topo.server], params)
-                except RuntimeError as e:
-                    rows.append({"link": link, "variant": label,
-                                 "server": name, "policy": pname,
-                                 "error": "RuntimeError: %s" % e})
-                    ctx.log("%s: %s" % (label, e))
-                    continue
-                stop = threading.Event()
-                srv = threading.Thread(target=traffic.serve, args=(
-                    lst, pol.cc, _handler(pers, split), stop, nagle),
-                    daemon=True)
-                srv.start()
-                pcap = None
-                try:
-                    if name == "phttp-split-nagle" and pname == \
-                            "linux-default":
-                        pcap = netns.REPO / "build" / "bench" / (
-                            "phttp-%s.pcap" % link)
-                        with netns.netlab.Capture(
-                                topo.capture_ns, topo.capture_dev, pcap,
-                                "tcp port %d" % PORT):
-                            t = netns.NsThread(topo.client, _retrieve,
-                                               topo.server_addr, pers, 1)
-                            t.start()
-                            t.join_result(120)
-                        _seqplot(ctx, pcap, topo.server_addr, link)
-                    t = netns.NsThread(topo.client, _retrieve,
-                                       topo.server_addr, pers, ctx.reps)
-                    t.start()
-                    times = t.join_result(120 + 10 * ctx.reps)
-                    for i, s in enumerate(times):
-                        rows.append({"link": link, "variant": label,
-                                     "server": name, "policy": pname,
-                                     "params": applied, "rep": i,
-                                     "ms": round(s * 1000, 3)})
-                    ctx.log("%s %-40s mean %.1f ms" % (
-                        link, label, stats.mean(times) * 1000))
-                except (OSError, RuntimeError, TimeoutError) as e:
-                    rows.append({"link": link, "variant": label,
-                                 "server": name, "policy": pname,
-                                 "error": "%s: %s" % (type(e).__name__, e)})
-                finally:
-                    stop.set()
-                    srv.join(5)
+            if any(v[0].startswith("nginx") for v in variants):
+                web = nginx.Nginx(topo.server, topo.server_addr, NGINX_PORT,
+                                  {"%d" % i: n for i, n in enumerate(DOCS)}
+                                  ).start(topo)
+            for v in variants:
+                rows += _variant(ctx, topo, lst, link, v)
             lst.close()
             ctx.save(rows)
         finally:
+            if web is not None:
+                web.stop(topo)
             policies.revert([topo.server])
             topo.down()
     return rows
+
+
+def _variant(ctx, topo, lst, link, variant):
+    """Rows of one server variant on LINK (or one error row)."""
+    name, pers, split, nagle, pname, params = variant
+    pol = policies.BY_NAME[pname]
+    label = "%s %s" % (name, pname) + (
+        " iw=%s" % params["iw"] if params else "")
+    base = {"link": link, "variant": label, "server": name, "policy": pname}
+    is_nginx = name.startswith("nginx")
+    stop = threading.Event()
+    srv = None
+    try:
+        applied = policies.apply(pol, [topo.server], params)
+        if is_nginx:
+            # nginx's sockets take the namespace's default algorithm
+            cc = netns.sysctl_get(topo.server,
+                                  "net.ipv4.tcp_congestion_control")
+            if cc != pol.cc:
+                raise RuntimeError("namespace default congestion control "
+                                   "is %s, %s wants %s" % (cc, pname,
+                                                           pol.cc))
+        else:
+            srv = threading.Thread(target=traffic.serve, args=(
+                lst, pol.cc, _handler(pers, split), stop, nagle),
+                daemon=True)
+            srv.start()
+        port = NGINX_PORT if is_nginx else PORT
+        if name == "phttp-split-nagle" and pname == "linux-default":
+            pcap = netns.REPO / "build" / "bench" / ("phttp-%s.pcap" % link)
+            with netns.netlab.Capture(topo.capture_ns, topo.capture_dev, pcap,
+                                      "tcp port %d" % PORT):
+                t = netns.NsThread(topo.client, _retrieve, topo.server_addr,
+                                   pers, 1)
+                t.start()
+                t.join_result(120)
+            _seqplot(ctx, pcap, topo.server_addr, link)
+        t = netns.NsThread(topo.client, _retrieve, topo.server_addr, pers,
+                           ctx.reps, port)
+        t.start()
+        times = t.join_result(120 + 10 * ctx.reps)
+        ctx.log("%s %-40s mean %.1f ms" % (link, label,
+                                           stats.mean(times) * 1000))
+        return [dict(base, params=applied, rep=i, ms=round(s * 1000, 3))
+                for i, s in enumerate(times)]
+    except (OSError, RuntimeError, TimeoutError) as e:
+        ctx.log("%s: %s" % (label, e))
+        return [dict(base, error="%s: %s" % (type(e).__name__, e))]
+    finally:
+        stop.set()
+        if srv is not None:
+            srv.join(5)
 
 
 def _seqplot(ctx, pcap, server, link):
@@ -207,12 +226,15 @@ def report(ctx, rows):
     rows = [r for r in rows if r.get("variant")]
     md = ["# phttp: retrieval time of three documents (Heidemann 1997, "
           "table 1)\n\n",
-          "Measured inside the test VM, 10 Mbit/s, own HTTP-shaped server. "
+          "Measured inside the test VM, 10 Mbit/s; the paper's variants "
+          "with the bench's own HTTP-shaped server, `nginx-*` rows with "
+          "Debian's nginx (keep-alive, sendfile on, tcp_nodelay on) as the "
+          "modern reference. "
           "Per retrieval (6,651 + 3,883 + 1,866 B): mean (sd, relative sd, "
           "95% CI) in ms, as the paper reports; published rows in "
           "bench/published/heidemann1997_table1.csv (HTTP 43 ms; P-HTTP "
           "605 ms; with both fixes 26 ms).\n\n"]
-    md += ["- %s\n" % n for n in ctx.notes]
+    md += ["- %s\n" % n for n in table.notes(ctx)]
     md.append("\n| link | variant | n | mean ms (sd, rsd, 95% CI) | median "
               "(min–max) |\n|---|---|---|---|---|\n")
     keys = []

@@ -23,8 +23,8 @@ CASES = {
            ["seconds", "round_trips", "first_flight"]),
     "keepalive": ("policy=cocktail-auto",
                   ["seconds", "retrans", "cell_drops"]),
-    "phttp": ("server=phttp-split-nagle,policy=linux-default",
-              ["ms"]),
+    "phttp": ("server=phttp-split-nagle,server=nginx-keepalive,"
+              "policy=linux-default", ["ms"]),
     "overhead": ("policy=linux-default", ["mbit_s"]),
 }
 
@@ -84,13 +84,75 @@ def test_restart_rows_are_consistent():
             assert int(r["mss"]) == 1460
 
 
-def test_ooo_reports_skip_or_results():
-    out = run_scenario("ooo", "")
+def _nginx_rows_or_note(name, key, value):
+    """The scenario's runs.csv has measured nginx rows, or (nginx not
+    installed) its table.md says they were not measured."""
+    out = OUT / name
+    if not (out / "runs.csv").exists():
+        pytest.skip("%s smoke run did not produce runs.csv" % name)
     md = (out / "table.md").read_text()
-    if not (REPO / "daemon" / "oooprobed").exists():
-        assert "skipped" in md
-        pytest.skip("daemon/oooprobed has not landed; ooo writes a skip note")
-    assert "| statistic |" in md
+    if not Path("/usr/sbin/nginx").exists():
+        assert "NOT measured" in md and "nginx" in md, md[:2000]
+        return []
+    with open(out / "runs.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r.get(key) == value]
+    assert rows, "no %s=%s rows in %s" % (key, value, out / "runs.csv")
+    assert all(not r.get("error") for r in rows), rows[0]
+    return rows
+
+
+def test_keepalive_has_nginx_rows():
+    rows = _nginx_rows_or_note("keepalive", "server", "nginx")
+    if not rows:
+        return
+    assert {r["policy"] for r in rows} <= {"linux-default", "cocktail-auto"}
+    for r in rows:
+        assert float(r["seconds"]) > 0 and int(r["retrans"]) >= 0
+        # the connection's algorithm, read back with sock_diag
+        assert r["ca"] == ("cocktail" if r["policy"] == "cocktail-auto"
+                           else "cubic"), r
+    md = (OUT / "keepalive" / "table.md").read_text()
+    assert "| web | nginx |" in md and "| web | bench |" in md
+
+
+def test_phttp_has_nginx_row():
+    rows = _nginx_rows_or_note("phttp", "server", "nginx-keepalive")
+    if rows:
+        assert len(rows) >= 2 and all(float(r["ms"]) > 0 for r in rows)
+        md = (OUT / "phttp" / "table.md").read_text()
+        assert "nginx-keepalive linux-default" in md
+
+
+def test_ooo_outputs():
+    """ooo --quick --reps 1: every run has oooprobed's statistics, every
+    connection gave a FLOW event, the daemon's summary agrees with its
+    JSON events, holds.csv has one row per held segment."""
+    loaded = Path("/sys/module/tcp_oooprobe").exists()
+    out = run_scenario("ooo", "")
+    with open(out / "runs.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 2 and all(not r.get("error") for r in rows), rows
+    with open(out / "holds.csv", newline="") as f:
+        holds = list(csv.DictReader(f))
+    for r in rows:
+        assert int(r["flows"]) == int(r["flows_started"]) > 0, r
+        assert int(r["flows_failed"]) == 0
+        assert int(r["data_pkts"]) > int(r["flows"])
+        assert r["daemon_json_agree"] == "1", r
+        assert int(r["events_lost"]) == 0
+        n = [h for h in holds if h["setting"] == r["setting"]]
+        assert len(n) == int(r["segments"]) > 0, r["setting"]
+        assert float(r["hold_median_ms"]) <= float(r["hold_max_ms"])
+        assert "netem" in r["tc_fwd"] and "loss" in r["tc_fwd"]
+    md = (out / "table.md").read_text()
+    assert md.startswith("# ooo") and "| statistic |" in md
+    assert "| hold time median, ms |" in md and "| 293 |" in md
+    assert (out / "hold-cdf.png").read_bytes()[:8] == PNG
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["runs"] == 2 and len(meta["tc"]) == 2
+    assert meta["oooprobe"]["params"]["flows"] == "all"
+    assert Path("/sys/module/tcp_oooprobe").exists() == loaded, \
+        "the scenario changed whether tcp_oooprobe is loaded"
 
 
 def test_bad_arguments_are_refused():
