@@ -10,6 +10,7 @@ import json
 import os
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,10 @@ SETUP = """
 set -e
 ip netns add {ns}
 ip netns add {peer}
+# No DAD: link-local addresses (and their local routes) appear as soon as
+# the links have carrier; settle() below waits for that.
+ip netns exec {ns} sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
+ip netns exec {peer} sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
 ip -n {ns} link set lo up
 ip -n {peer} link set lo up
 ip -n {ns} link add a0 type veth peer name b0 netns {peer}
@@ -126,6 +131,35 @@ def state(ns=NS):
     return snap
 
 
+def settle(ns=NS, timeout=15.0):
+    """Wait until the namespace stops changing by itself.  A veth gets its
+    carrier through linkwatch (up to a second later) and only then its
+    link-local address and that address's local route: a snapshot taken
+    before that differs from any later one for reasons that have nothing to
+    do with tcp-tune (CI saw exactly this)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        links = json.loads(sh("ip -n %s -j link show" % ns).stdout)
+        addrs = json.loads(sh("ip -n %s -6 -j addr show" % ns).stdout)
+        up = [l["ifname"] for l in links if l["ifname"] != "lo"]
+        carrier = all("LOWER_UP" in l["flags"] for l in links
+                      if l["ifname"] != "lo")
+        ll = {a["ifname"] for a in addrs for i in a.get("addr_info", [])
+              if i.get("scope") == "link" and not i.get("tentative")}
+        tentative = any(i.get("tentative") for a in addrs
+                        for i in a.get("addr_info", []))
+        local6 = sh("ip -n %s -6 -j route show table local" % ns).stdout
+        ll_routes = sum(1 for r in json.loads(local6)
+                        if r["dst"].startswith("fe80:"))
+        if carrier and not tentative and set(up) <= ll and ll_routes >= len(up):
+            first = state(ns)
+            time.sleep(0.3)
+            if state(ns) == first:
+                return
+        assert time.monotonic() < deadline, "namespace %s did not settle" % ns
+        time.sleep(0.1)
+
+
 def assert_same(before, after):
     for k in before:
         assert before[k] == after[k], "%s differs:\nbefore:\n%s\nafter:\n%s" % (
@@ -167,6 +201,7 @@ def ns(tmp_path):
     p = subprocess.run(["bash", "-c", SETUP.format(ns=NS, peer=PEER)],
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
+    settle()
     yield tmp_path / "state"
     sh("ip netns del %s" % NS, check=False)
     sh("ip netns del %s" % PEER, check=False)
@@ -599,6 +634,7 @@ def shared_ns():
     if module_loaded("tcp_bbr"):
         sh("rmmod tcp_bbr", check=False)
     subprocess.run(["bash", "-c", SETUP.format(ns=SNS, peer=SPEER)], check=True)
+    settle(SNS)
     yield SNS, state(SNS)
     sh("ip netns del %s" % SNS, check=False)
     sh("ip netns del %s" % SPEER, check=False)
