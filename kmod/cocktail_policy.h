@@ -56,8 +56,16 @@ enum cp_policy {
 	CP_DECAY,	/* halve per RTO idle, floor IW, RFC 2861 */
 	CP_KEEP,	/* no change */
 	CP_PACE,	/* keep cwnd, pace the first flight (RBP) */
-	CP_AUTO,	/* ssr when srtt < auto_rtt_us, else pace */
+	CP_AUTO,	/* ssr when min RTT < auto_rtt_us, else pace */
 	CP_NR_POLICIES
+};
+
+/* Rate of a paced restart flight (parameter pace_rate). */
+enum cp_pace_rate {
+	CP_RATE_DELIVERY,	/* windowed max delivery rate, else window */
+	CP_RATE_WINDOW,		/* cwnd * mss / srtt (Heidemann's RBP) */
+	CP_RATE_MAX,		/* the larger of the two */
+	CP_NR_RATES
 };
 
 /* Congestion window validation modes (parameter cwv). */
@@ -181,9 +189,22 @@ static inline u32 cp_restart_ssthresh(enum cp_policy policy, u32 ssthresh,
 }
 
 /* auto: slow-start restart on short paths, rate-based pacing on long ones. */
-static inline enum cp_policy cp_auto_policy(u32 srtt_us, u32 auto_rtt_us)
+static inline enum cp_policy cp_auto_policy(u32 rtt_us, u32 auto_rtt_us)
 {
-	return srtt_us < auto_rtt_us ? CP_SSR : CP_PACE;
+	return rtt_us < auto_rtt_us ? CP_SSR : CP_PACE;
+}
+
+/*
+ * The RTT auto compares: the path's minimum RTT, which the connection's
+ * own queue does not inflate (srtt at a 40 ms path behind a full 15-packet
+ * queue at 2 Mbit/s reads 100 ms), else srtt when there is no sample yet
+ * (the kernel's min_rtt is ~0U then).
+ */
+static inline u32 cp_path_rtt_us(u32 min_rtt_us, u32 srtt_us)
+{
+	if (min_rtt_us && min_rtt_us != ~0U)
+		return min_rtt_us;
+	return srtt_us;
 }
 
 /* The policy a restart applies when the parameter says @policy. */
@@ -257,15 +278,31 @@ static inline u64 cp_maxwin_get(const struct cp_maxwin *w)
 }
 
 /*
- * The restart pacing rate: the windowed max of the delivery rate when
- * there is one, else cwnd * mss / srtt; never above @cap.
+ * Rate of a paced restart flight in B/s, at most @cap, for pace_rate @mode:
+ * - delivery: the windowed max delivery rate @bw_max (0 = no sample), or
+ *   the window rate when there is none;
+ * - window: cwnd * mss / srtt, the rate the window was clocked out at in
+ *   the last round trip it was in use (Heidemann's RBP estimate);
+ * - max: the larger of the two.  The delivery rate of a connection that
+ *   was application-limited before the pause (keep-alive responses that
+ *   fit in cwnd) is lower than what the path delivered; the window rate
+ *   of a connection with a standing queue is at most the bottleneck rate.
+ * 0 when neither can be computed.
  */
 static inline u64 cp_pace_rate(u64 bw_max, u32 cwnd, u32 mss, u32 srtt_us,
-			       u64 cap)
+			       u64 cap, enum cp_pace_rate mode)
 {
-	if (bw_max)
-		return bw_max < cap ? bw_max : cap;
-	return cp_rate(cwnd, mss, srtt_us, cap);
+	u64 win = cp_rate(cwnd, mss, srtt_us, cap);
+	u64 bw = bw_max < cap ? bw_max : cap;
+
+	switch (mode) {
+	case CP_RATE_WINDOW:
+		return win;
+	case CP_RATE_MAX:
+		return bw > win ? bw : win;
+	default:
+		return bw ? bw : win;
+	}
 }
 
 /*

@@ -23,10 +23,10 @@ TRACE_EVENT(restart,
 
 	TP_PROTO(const struct sock *sk, const char *requested,
 		 const char *policy, u64 idle_us, u32 rto_us, u32 srtt_us,
-		 u32 cwnd_before, u32 cwnd_after, u32 ssthresh,
+		 u32 path_rtt_us, u32 cwnd_before, u32 cwnd_after, u32 ssthresh,
 		 u64 pacing_rate),
 
-	TP_ARGS(sk, requested, policy, idle_us, rto_us, srtt_us,
+	TP_ARGS(sk, requested, policy, idle_us, rto_us, srtt_us, path_rtt_us,
 		cwnd_before, cwnd_after, ssthresh, pacing_rate),
 
 	TP_STRUCT__entry(
@@ -37,6 +37,7 @@ TRACE_EVENT(restart,
 		__field(u64, idle_us)
 		__field(u32, rto_us)
 		__field(u32, srtt_us)
+		__field(u32, path_rtt_us)
 		__field(u32, cwnd_before)
 		__field(u32, cwnd_after)
 		__field(u32, ssthresh)
@@ -51,16 +52,18 @@ TRACE_EVENT(restart,
 		__entry->idle_us = idle_us;
 		__entry->rto_us = rto_us;
 		__entry->srtt_us = srtt_us;
+		__entry->path_rtt_us = path_rtt_us;
 		__entry->cwnd_before = cwnd_before;
 		__entry->cwnd_after = cwnd_after;
 		__entry->ssthresh = ssthresh;
 		__entry->pacing_rate = pacing_rate;
 	),
 
-	TP_printk("sport=%u dport=%u requested=%s policy=%s idle_us=%llu rto_us=%u srtt_us=%u cwnd_before=%u cwnd_after=%u ssthresh=%u pacing_rate=%llu",
+	TP_printk("sport=%u dport=%u requested=%s policy=%s idle_us=%llu rto_us=%u srtt_us=%u path_rtt_us=%u cwnd_before=%u cwnd_after=%u ssthresh=%u pacing_rate=%llu",
 		  __entry->sport, __entry->dport, __entry->requested,
 		  __entry->policy, __entry->idle_us, __entry->rto_us,
-		  __entry->srtt_us, __entry->cwnd_before, __entry->cwnd_after,
+		  __entry->srtt_us, __entry->path_rtt_us, __entry->cwnd_before,
+		  __entry->cwnd_after,
 		  __entry->ssthresh, __entry->pacing_rate)
 );
 

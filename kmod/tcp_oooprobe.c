@@ -809,13 +809,35 @@ fail:
 	return err;
 }
 
-static u64 kprobe_missed(void)
+/*
+ * Hits the kprobe layer dropped, in two kinds:
+ * - nested: the probed function was hit while a kprobe handler ran on the
+ *   same CPU (kprobe_running(): kprobe_ftrace_handler(), reenter_kprobe()
+ *   and the optprobe callback count it in kp.nmissed and skip the
+ *   handler). The handlers here call no probed function, so such a hit is
+ *   an interrupt's softirq run at irq exit on top of a handler that runs in
+ *   task context with softirqs enabled (tcp_data_queue() from the socket
+ *   backlog in release_sock(), tcp_set_state() from a system call).
+ * - no instance: pre_handler_kretprobe() found no free kretprobe instance
+ *   (all maxactive in use), counted in rp->nmissed.
+ */
+static u64 kprobe_missed_nested(void)
 {
 	u64 n = state_probe.nmissed;
 	unsigned int i;
 
 	for (i = 0; i < n_active_rps; i++)
-		n += active_rps[i]->nmissed + active_rps[i]->kp.nmissed;
+		n += active_rps[i]->kp.nmissed;
+	return n;
+}
+
+static u64 kprobe_missed_noinst(void)
+{
+	u64 n = 0;
+	unsigned int i;
+
+	for (i = 0; i < n_active_rps; i++)
+		n += active_rps[i]->nmissed;
 	return n;
 }
 
@@ -854,6 +876,8 @@ static const struct nla_policy ooo_policy[TCP_OOOPROBE_A_MAX + 1] = {
 	[TCP_OOOPROBE_A_STAT_RANGES_DISCARDED]	= { .type = NLA_U64 },
 	[TCP_OOOPROBE_A_STAT_HOOK]		= { .type = NLA_NUL_STRING, .len = 64 },
 	[TCP_OOOPROBE_A_STAT_KPROBE_MISSED]	= { .type = NLA_U64 },
+	[TCP_OOOPROBE_A_STAT_KPROBE_MISSED_NESTED] = { .type = NLA_U64 },
+	[TCP_OOOPROBE_A_STAT_KPROBE_MISSED_NOINST] = { .type = NLA_U64 },
 };
 
 static int put_u64(struct sk_buff *msg, int type, u64 v)
@@ -863,6 +887,7 @@ static int put_u64(struct sk_buff *msg, int type, u64 v)
 
 static int ooo_get_stats(struct sk_buff *skb, struct genl_info *info)
 {
+	u64 nested = kprobe_missed_nested(), noinst = kprobe_missed_noinst();
 	struct sk_buff *msg;
 	void *hdr;
 
@@ -895,7 +920,9 @@ static int ooo_get_stats(struct sk_buff *skb, struct genl_info *info)
 		    atomic64_read(&st.ranges_discarded)) ||
 	    put_u64(msg, TCP_OOOPROBE_A_EVENT_SEQ,
 		    atomic64_read(&st.event_seq)) ||
-	    put_u64(msg, TCP_OOOPROBE_A_STAT_KPROBE_MISSED, kprobe_missed()) ||
+	    put_u64(msg, TCP_OOOPROBE_A_STAT_KPROBE_MISSED, nested + noinst) ||
+	    put_u64(msg, TCP_OOOPROBE_A_STAT_KPROBE_MISSED_NESTED, nested) ||
+	    put_u64(msg, TCP_OOOPROBE_A_STAT_KPROBE_MISSED_NOINST, noinst) ||
 	    nla_put_string(msg, TCP_OOOPROBE_A_STAT_HOOK, hook_name))
 		goto nospace;
 	genlmsg_end(msg, hdr);
@@ -1090,10 +1117,14 @@ static void __exit ooo_exit(void)
 	genl_unregister_family(&ooo_family);
 	rcu_barrier();	/* kfree_rcu() callbacks */
 	for (i = 0; i < n_active_rps; i++)
-		if (active_rps[i]->nmissed)
-			pr_info("%s: %d probe hits missed\n",
+		if (active_rps[i]->nmissed || active_rps[i]->kp.nmissed)
+			pr_info("%s: %lu hits missed nested in another probe handler, %d for want of a kretprobe instance (maxactive %d)\n",
 				active_rps[i]->kp.symbol_name,
-				active_rps[i]->nmissed);
+				active_rps[i]->kp.nmissed, active_rps[i]->nmissed,
+				active_rps[i]->maxactive);
+	if (state_probe.nmissed)
+		pr_info("tcp_set_state: %lu hits missed nested in another probe handler\n",
+			state_probe.nmissed);
 }
 
 module_init(ooo_init);

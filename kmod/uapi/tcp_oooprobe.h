@@ -79,6 +79,14 @@ enum tcp_oooprobe_attr {
 	TCP_OOOPROBE_A_STAT_HOOK,		/* string: hooked function */
 	TCP_OOOPROBE_A_STAT_KPROBE_MISSED,	/* u64: kprobe nmissed total */
 	TCP_OOOPROBE_A_PAD,
+	/* the two parts of STAT_KPROBE_MISSED: */
+	TCP_OOOPROBE_A_STAT_KPROBE_MISSED_NESTED,	/* u64: a probed function hit
+							 * while a kprobe handler
+							 * ran on the same CPU
+							 */
+	TCP_OOOPROBE_A_STAT_KPROBE_MISSED_NOINST,	/* u64: no free kretprobe
+							 * instance (maxactive)
+							 */
 	__TCP_OOOPROBE_A_MAX,
 };
 #define TCP_OOOPROBE_A_MAX (__TCP_OOOPROBE_A_MAX - 1)

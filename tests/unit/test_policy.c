@@ -165,6 +165,17 @@ static void test_auto(void)
 	CHECK_EQ(cp_auto_policy(0xffffffffu, 10000000), CP_PACE);
 	CHECK_EQ(cp_resolve_policy(CP_AUTO, 20000, 100000), CP_SSR);
 	CHECK_EQ(cp_resolve_policy(CP_AUTO, 200000, 100000), CP_PACE);
+	/* auto's RTT: the min RTT when there is a sample, else srtt */
+	CHECK_EQ(cp_path_rtt_us(40000, 100000), 40000);
+	CHECK_EQ(cp_path_rtt_us(~0U, 100000), 100000);	/* no sample yet */
+	CHECK_EQ(cp_path_rtt_us(0, 100000), 100000);
+	CHECK_EQ(cp_path_rtt_us(~0U, 0), 0);
+	CHECK_EQ(cp_path_rtt_us(1, 0), 1);
+	/* a 40 ms path behind its own queue stays short */
+	CHECK_EQ(cp_resolve_policy(CP_AUTO, cp_path_rtt_us(47800, 98800),
+				   100000), CP_SSR);
+	CHECK_EQ(cp_resolve_policy(CP_AUTO, cp_path_rtt_us(200000, 250000),
+				   100000), CP_PACE);
 	for (int p = CP_SSR; p < CP_AUTO; p++) {
 		CHECK_EQ(cp_resolve_policy(p, 20000, 100000), p);
 		CHECK_EQ(cp_resolve_policy(p, 200000, 100000), p);
@@ -204,12 +215,40 @@ static void test_rate(void)
 		CHECK(r <= exact && r + 1 > exact);
 	}
 
-	/* pacing rate: windowed max first, else cwnd * mss / srtt */
-	CHECK_EQ(cp_pace_rate(1250000, 100, 1448, 100000, max), 1250000);
-	CHECK_EQ(cp_pace_rate(1250000, 100, 1448, 100000, 1000), 1000);
-	CHECK_EQ(cp_pace_rate(0, 100, 1448, 100000, max), 1448000);
-	CHECK_EQ(cp_pace_rate(0, 100, 1448, 0, max), 0);	/* zero srtt */
-	CHECK_EQ(cp_pace_rate(0, 100, 1448, 100000, 5), 5);
+	/* pacing rate, delivery: windowed max first, else cwnd * mss / srtt */
+	const enum cp_pace_rate D = CP_RATE_DELIVERY, W = CP_RATE_WINDOW,
+		M = CP_RATE_MAX;
+
+	CHECK_EQ(cp_pace_rate(1250000, 100, 1448, 100000, max, D), 1250000);
+	CHECK_EQ(cp_pace_rate(1250000, 100, 1448, 100000, 1000, D), 1000);
+	CHECK_EQ(cp_pace_rate(0, 100, 1448, 100000, max, D), 1448000);
+	CHECK_EQ(cp_pace_rate(0, 100, 1448, 0, max, D), 0);	/* zero srtt */
+	CHECK_EQ(cp_pace_rate(0, 100, 1448, 100000, 5, D), 5);
+	/* the delivery max wins even when the window rate is higher */
+	CHECK_EQ(cp_pace_rate(500000, 100, 1448, 100000, max, D), 500000);
+	/* window: cwnd * mss / srtt whatever the samples say */
+	CHECK_EQ(cp_pace_rate(1250000, 100, 1448, 100000, max, W), 1448000);
+	CHECK_EQ(cp_pace_rate(0, 100, 1448, 100000, max, W), 1448000);
+	CHECK_EQ(cp_pace_rate(5000000, 100, 1448, 0, max, W), 0);
+	CHECK_EQ(cp_pace_rate(0, 100, 1448, 100000, 7, W), 7);
+	/* max: the larger of the two, each capped */
+	CHECK_EQ(cp_pace_rate(500000, 100, 1448, 100000, max, M), 1448000);
+	CHECK_EQ(cp_pace_rate(2000000, 100, 1448, 100000, max, M), 2000000);
+	CHECK_EQ(cp_pace_rate(2000000, 100, 1448, 0, max, M), 2000000);
+	CHECK_EQ(cp_pace_rate(0, 100, 1448, 0, max, M), 0);
+	CHECK_EQ(cp_pace_rate(max, 0xffffffffu, 65535, 1, 999, M), 999);
+	CHECK_EQ(cp_pace_rate(2000000, 100, 1448, 100000, 1500000, M), 1500000);
+	/* the demo's case: app-limited samples below the window rate */
+	CHECK_EQ(cp_pace_rate(449403, 310, 1448, 311842, max, M),
+		 cp_rate(310, 1448, 311842, max));
+	for (u32 cwnd = 1; cwnd < 5000; cwnd = cwnd * 3 + 1)
+		for (u64 bw = 0; bw < 100000000; bw = bw * 7 + 1000) {
+			u64 d = cp_pace_rate(bw, cwnd, 1448, 50000, max, D);
+			u64 w = cp_pace_rate(bw, cwnd, 1448, 50000, max, W);
+			u64 m = cp_pace_rate(bw, cwnd, 1448, 50000, max, M);
+
+			CHECK(m >= d && m >= w && (m == d || m == w));
+		}
 }
 
 static void test_maxwin(void)

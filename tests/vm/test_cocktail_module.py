@@ -327,9 +327,10 @@ from conftest import KMOD, insmod, rmmod, sh, module_loaded  # noqa: E402
 KO = KMOD / (MOD + ".ko")
 SELF = Path(__file__).resolve()
 TRACING = Path("/sys/kernel/tracing")
-ALL_PARAMS = ("iw", "restart", "auto_rtt_us", "cwv", "pace_iw", "stats")
+ALL_PARAMS = ("iw", "restart", "auto_rtt_us", "cwv", "pace_iw", "pace_rate",
+              "stats")
 DEFAULTS = {"iw": "10", "restart": "auto", "auto_rtt_us": "100000",
-            "cwv": "1", "pace_iw": "0"}
+            "cwv": "1", "pace_iw": "0", "pace_rate": "max"}
 INVALID = {
     "iw": ["0", "65", "-1", "abc", "rfc", "rfc3390x", "10x", "4294967306",
            ""],
@@ -337,6 +338,7 @@ INVALID = {
     "auto_rtt_us": ["-1", "0", "10000001", "garbage", "1e5", ""],
     "cwv": ["3", "-1", "x", "1.5", ""],
     "pace_iw": ["2", "-1", "yes", ""],
+    "pace_rate": ["", "Max", "maximum", "delivery,window", "1", "rate"],
 }
 VALID = {
     "iw": [("rfc3390", "rfc3390"), ("1", "1"), ("64", "64"), ("2", "2")],
@@ -345,6 +347,7 @@ VALID = {
                     ("150000", "150000")],
     "cwv": [("0", "0"), ("2", "2"), ("1", "1")],
     "pace_iw": [("1", "1"), ("0", "0")],
+    "pace_rate": [(r, r) for r in ("delivery", "window", "max")],
 }
 STAT_NAMES = ("ssr", "decay", "keep", "pace", "auto_ssr", "auto_pace",
               "pace_ended")
@@ -557,7 +560,7 @@ def test_defaults_and_valid_values_read_back(fresh):
 def test_invalid_sysfs_writes_fail_and_keep_old_value(fresh):
     # a non-default old value, so "unchanged" cannot be a reset to default
     olds = {"iw": "rfc3390", "restart": "decay", "auto_rtt_us": "123456",
-            "cwv": "2", "pace_iw": "1"}
+            "cwv": "2", "pace_iw": "1", "pace_rate": "delivery"}
     for name, value in olds.items():
         assert write_param(name, value) == 0
     for name, bad in INVALID.items():
@@ -584,11 +587,12 @@ def test_invalid_values_refused_at_load_time():
     assert not module_loaded(MOD)
     # good values load and read back
     assert finit_module("iw=rfc3390 restart=pace auto_rtt_us=5000 cwv=2 "
-                        "pace_iw=1") == 0
+                        "pace_iw=1 pace_rate=window") == 0
     try:
         assert [read_param(p) for p in
-                ("iw", "restart", "auto_rtt_us", "cwv", "pace_iw")] == \
-            ["rfc3390", "pace", "5000", "2", "1"]
+                ("iw", "restart", "auto_rtt_us", "cwv", "pace_iw",
+                 "pace_rate")] == \
+            ["rfc3390", "pace", "5000", "2", "1", "window"]
     finally:
         rmmod(MOD)
 
@@ -776,6 +780,7 @@ def test_200_connections_30s_intact(fresh, pair):
         steps = [("restart", p) for p in ("pace", "ssr", "decay", "keep",
                                           "auto")] + \
                 [("cwv", "0"), ("cwv", "2"), ("auto_rtt_us", "1"),
+                 ("pace_rate", "window"), ("pace_rate", "delivery"),
                  ("iw", "rfc3390"), ("cwv", "1")]
         time.sleep(3)
         for name, value in steps:
