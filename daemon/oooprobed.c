@@ -286,14 +286,15 @@ static void print_summary(FILE *f, const char *what, double elapsed)
 	fprintf(f, "events lost: %" PRIu64 " (sequence gaps), socket overruns (ENOBUFS): %" PRIu64 "\n",
 		g.lost_gap, g.overruns);
 	if (!get_kstats(&k) && k.ok)
-		fprintf(f, "kernel: events sent %" PRIu64 ", dropped %" PRIu64 ", flows tracked %" PRIu64 ", flow overflows %" PRIu64 ", range overflows %" PRIu64 ", ranges recorded %" PRIu64 " released %" PRIu64 "\n",
+		fprintf(f, "kernel: events sent %" PRIu64 ", dropped %" PRIu64 ", flows tracked %" PRIu64 ", flow overflows %" PRIu64 ", range overflows %" PRIu64 ", ranges recorded %" PRIu64 " released %" PRIu64 ", probe hits missed %" PRIu64 "\n",
 			k.v[TCP_OOOPROBE_A_STAT_EVENTS_SENT],
 			k.v[TCP_OOOPROBE_A_STAT_EVENTS_DROPPED],
 			k.v[TCP_OOOPROBE_A_STAT_FLOWS_TRACKED],
 			k.v[TCP_OOOPROBE_A_STAT_FLOW_OVERFLOWS],
 			k.v[TCP_OOOPROBE_A_STAT_RANGE_OVERFLOWS],
 			k.v[TCP_OOOPROBE_A_STAT_RANGES_RECORDED],
-			k.v[TCP_OOOPROBE_A_STAT_RANGES_RELEASED]);
+			k.v[TCP_OOOPROBE_A_STAT_RANGES_RELEASED],
+			k.v[TCP_OOOPROBE_A_STAT_KPROBE_MISSED]);
 	else
 		fprintf(f, "kernel: %s not loaded\n", TCP_OOOPROBE_GENL_NAME);
 	fflush(f);
@@ -329,6 +330,9 @@ static void write_prom(void)
 		fprintf(f, "# HELP oooprobe_kernel_overflows_total Flows or ranges not tracked because a limit was hit.\n# TYPE oooprobe_kernel_overflows_total counter\noooprobe_kernel_overflows_total{kind=\"flow\"} %" PRIu64 "\noooprobe_kernel_overflows_total{kind=\"range\"} %" PRIu64 "\n",
 			k.v[TCP_OOOPROBE_A_STAT_FLOW_OVERFLOWS],
 			k.v[TCP_OOOPROBE_A_STAT_RANGE_OVERFLOWS]);
+		fprintf(f, "# HELP oooprobe_kernel_kprobe_missed_total Probe hits the kprobe layer dropped: nested in another probe handler on the same CPU, or no free kretprobe instance.\n# TYPE oooprobe_kernel_kprobe_missed_total counter\noooprobe_kernel_kprobe_missed_total{kind=\"nested\"} %" PRIu64 "\noooprobe_kernel_kprobe_missed_total{kind=\"no_instance\"} %" PRIu64 "\n",
+			k.v[TCP_OOOPROBE_A_STAT_KPROBE_MISSED_NESTED],
+			k.v[TCP_OOOPROBE_A_STAT_KPROBE_MISSED_NOINST]);
 	}
 	if (fclose(f) || rename(tmp, opt.prom_path)) {
 		fprintf(stderr, "oooprobed: writing %s: %s\n", opt.prom_path,

@@ -1,17 +1,21 @@
 """Helpers for the tcp_oooprobe VM tests: a small generic netlink client for
-the tcp_oooprobe family, a two-namespace shaped link, a pcap reader, and the
+the tcp_oooprobe family, the probe tests' view of a netlab topology (Link:
+addresses of either family, a drop filter for a chosen segment), and the
 out-of-order hold times computed from a capture (the truth the probe's
-events are compared with).
+events are compared with). Namespaces, captures and the pcap reader are
+netlab's (tests/vm/netlab.py).
 
 Standard library only; runs inside the VM as root.
 """
+import ipaddress
 import os
 import socket
 import struct
-import subprocess
 import threading
 import time
 from pathlib import Path
+
+from netlab import SYN, Capture, Topo, read_pcap, seq_after  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[2]
 UAPI = REPO / "kmod" / "uapi" / "tcp_oooprobe.h"
@@ -264,61 +268,98 @@ class EventCollector:
 
 # ------------------------------------------------------------------ links
 
-def sh(cmd, check=True):
-    return subprocess.run(cmd, shell=True, check=check, text=True,
-                          capture_output=True)
+# Netem words of the old per-namespace links, as netem-topo options.
+_NETEM_OPTS = {"loss": "loss", "reorder": "reorder", "gap": "reorder_gap",
+               "rate": "rate"}
 
 
-class Link:
-    """Two namespaces srv/cli joined by one veth pair, offloads off, netem
-    delay (and optional extra netem options) on each side's egress.
-    Server 198.18.100.1, client 198.18.100.2."""
+def netem_opts(words):
+    """'reorder 10% 50%', 'loss 1%', 'gap 10', 'rate 20mbit' -> netlab.Topo
+    keyword arguments (the impairments scripts/netem-topo applies on the
+    router's egress toward the client). Other words raise ValueError."""
+    out, w = {}, words.split()
+    i = 0
+    while i < len(w):
+        key = _NETEM_OPTS.get(w[i])
+        if key is None or i + 1 >= len(w):
+            raise ValueError("netem words %r: only loss P%%, reorder P%% "
+                             "[C%%], gap N, rate R" % words)
+        out[key] = w[i + 1].rstrip("%")
+        i += 2
+        if key == "reorder" and i < len(w) and w[i].endswith("%"):
+            out["reorder_corr"] = w[i].rstrip("%")
+            i += 1
+    return out
 
-    SRV = "198.18.100.1"
-    CLI = "198.18.100.2"
 
-    def __init__(self, tag, rtt_ms=50, srv_netem="", cli_netem="",
-                 rate=None):
-        self.srv = "ooo%s-s" % tag
-        self.cli = "ooo%s-c" % tag
-        self.rtt = rtt_ms
-        half = rtt_ms / 2.0
-        for ns in (self.srv, self.cli):
-            sh("ip netns del %s" % ns, check=False)
-            sh("ip netns add %s" % ns)
-            sh("ip -n %s link set lo up" % ns)
-        # TCP always builds GSO skbs (sk_setup_caps adds NETIF_F_GSO) and
-        # they are split only after clsact and the qdisc: gso_max_segs 1
-        # makes every skb one MSS, so netem and the drop filter act on
-        # single segments (ethtool gso off alone does not).
-        sh("ip link add vs netns %s gso_max_segs 1 type veth peer name vc "
-           "netns %s gso_max_segs 1" % (self.srv, self.cli))
-        for ns, dev, addr in ((self.srv, "vs", self.SRV),
-                              (self.cli, "vc", self.CLI)):
-            sh("ip -n %s addr add %s/24 dev %s" % (ns, addr, dev))
-            sh("ip -n %s link set %s up" % (ns, dev))
-            sh("ip netns exec %s ethtool -K %s tso off gso off gro off" %
-               (ns, dev))
-        rate_s = " rate %s" % rate if rate else ""
-        if not (rtt_ms or srv_netem or cli_netem or rate):
-            return  # a plain link: no qdisc at all
-        sh("ip netns exec %s tc qdisc add dev vs root netem limit 10000 "
-           "delay %.3fms%s %s" % (self.srv, half, rate_s, srv_netem))
-        sh("ip netns exec %s tc qdisc add dev vc root netem limit 10000 "
-           "delay %.3fms %s" % (self.cli, half, cli_netem))
+class Link(Topo):
+    """A server and a client namespace for the probe tests: netlab.Topo
+    (scripts/netem-topo: server -- router -- client, veth offloads off,
+    netem delay RTT/2 each way and the impairments on the router's egress
+    toward the client, where a drop filter also goes). Attributes after
+    entering: srv/cli (namespaces), SRV/CLI (addresses: IPv6 with v6=True,
+    canonical text), rtt (ms), fwd/rev ((namespace, device) of the router's
+    egress toward the client / the server). Unshaped links get a 10 Gbit/s
+    bottleneck (netem-topo always has one) with a 10,000-packet queue."""
 
-    def ns_inode(self, ns):
-        return os.stat("/run/netns/%s" % ns).st_ino
+    def __init__(self, tag="", rtt_ms=50, srv_netem="", rate=None,
+                 limit=10000, v6=False, **opts):
+        opts.update(netem_opts(srv_netem))
+        opts.setdefault("rate", rate or "10gbit")
+        super().__init__(rtt=rtt_ms, limit=limit, **opts)
+        self.tag, self.v6, self.rtt = tag, v6, rtt_ms
+        self._clsact = set()
 
-    def close(self):
-        for ns in (self.srv, self.cli):
-            sh("ip netns del %s" % ns, check=False)
-
-    def __enter__(self):
+    def up(self):
+        super().up()
+        self.srv, self.cli = self.server, self.client
+        if self.v6:
+            addrs = (self.server_addr6, self.client_addr6)
+        else:
+            addrs = (self.server_addr, self.client_addr)
+        self.SRV, self.CLI = (str(ipaddress.ip_address(a)) for a in addrs)
+        self.family = socket.AF_INET6 if self.v6 else socket.AF_INET
+        self.fwd = (self.info["bottleneck"]["ns"],
+                    self.info["bottleneck"]["dev"])
+        self.rev = (self.info["reverse"]["ns"], self.info["reverse"]["dev"])
+        self.cli_dev = self.pairs[0]["receiver_dev"]
+        self.srv_dev = self.pairs[0]["server_dev"]
         return self
 
-    def __exit__(self, *a):
-        self.close()
+    @staticmethod
+    def ns_inode(ns):
+        return os.stat("/run/netns/%s" % ns).st_ino
+
+    def drop_seq(self, seq, times=1, toward="client"):
+        """Drop, on the router's egress toward the client (or the
+        server), the first `times` packets whose TCP sequence number is
+        seq, and pass the next one (gact determ); times=None drops them
+        all (a hole that never fills). Matches IPv4 or IPv6 (no extension
+        headers) by the link's family."""
+        ns, dev = self.fwd if toward == "client" else self.rev
+        if (ns, dev) not in self._clsact:
+            self.run(ns, ["tc", "qdisc", "add", "dev", dev, "clsact"])
+            self._clsact.add((ns, dev))
+        if self.v6:
+            match = ("protocol ipv6 prio 2 u32 match ip6 protocol 6 0xff "
+                     "match u32 0x%08x 0xffffffff at 44" % seq)
+        else:
+            match = ("protocol ip prio 1 u32 match ip protocol 6 0xff "
+                     "match u32 0x%08x 0xffffffff at 24" % seq)
+        act = "action drop"
+        if times is not None:
+            act += " random determ pass %d" % (times + 1)
+        self.run(ns, "tc filter add dev %s egress %s %s" % (dev, match, act))
+
+    def undrop(self):
+        """Remove every drop filter."""
+        for ns, dev in self._clsact:
+            self.run(ns, ["tc", "qdisc", "del", "dev", dev, "clsact"])
+        self._clsact = set()
+
+    def capture(self, path):
+        """netlab.Capture of TCP at the receiver (the client's interface)."""
+        return Capture(self.cli, self.cli_dev, path, "tcp")
 
 
 def in_netns(ns):
@@ -344,132 +385,73 @@ def _setns(fd):
         raise OSError(err, os.strerror(err))
 
 
-class Capture:
-    """tcpdump on an interface in a namespace, to a pcap file."""
-
-    def __init__(self, ns, dev, path, filt="tcp"):
-        self.path = path
-        self.p = subprocess.Popen(
-            ["ip", "netns", "exec", ns, "tcpdump", "-i", dev, "-n", "-s",
-             "96", "-U", "-w", str(path), "--time-stamp-precision=nano",
-             filt], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        # tcpdump prints "listening on" once the socket is ready
-        line = self.p.stderr.readline()
-        assert b"listening" in line, line
-
-    def stop(self):
-        time.sleep(0.2)
-        self.p.terminate()
-        self.p.wait(timeout=10)
-
-
-def read_pcap(path):
-    """Yield (ts_ns, ipv4 bytes...) records: dicts with src, dst, sport,
-    dport, seq, ack, flags, plen."""
-    data = Path(path).read_bytes()
-    magic = struct.unpack_from("<I", data)[0]
-    if magic == 0xa1b23c4d:
-        scale = 1
-    elif magic == 0xa1b2c3d4:
-        scale = 1000
-    else:
-        raise ValueError("not a little-endian pcap: %x" % magic)
-    linktype = struct.unpack_from("<I", data, 20)[0]
-    off = 24
-    out = []
-    while off + 16 <= len(data):
-        sec, frac, incl, orig = struct.unpack_from("<IIII", data, off)
-        pkt = data[off + 16:off + 16 + incl]
-        off += 16 + incl
-        if linktype == 1:
-            eth = struct.unpack_from("!H", pkt, 12)[0]
-            if eth != 0x0800:
-                continue
-            ip = pkt[14:]
-        elif linktype == 113:  # Linux cooked
-            ip = pkt[16:]
-        else:
-            raise ValueError("linktype %d" % linktype)
-        if (ip[0] >> 4) != 4 or ip[9] != 6:
-            continue
-        ihl = (ip[0] & 15) * 4
-        tot = struct.unpack_from("!H", ip, 2)[0]
-        tcp = ip[ihl:]
-        sport, dport, seq, ack, offf = struct.unpack_from("!HHIIB", tcp)
-        flags = tcp[13]
-        doff = (offf >> 4) * 4
-        out.append(dict(ts=sec * 1000000000 + frac * scale,
-                        src=socket.inet_ntoa(ip[12:16]),
-                        dst=socket.inet_ntoa(ip[16:20]),
-                        sport=sport, dport=dport, seq=seq, ack=ack,
-                        flags=flags, plen=tot - ihl - doff))
-    return out
-
-
-def _after(a, b):
-    return ((a - b) & 0xffffffff) != 0 and ((a - b) & 0xffffffff) < (1 << 31)
-
-
-def capture_holds(pkts, src, sport, dst, dport):
-    """From a capture at the receiver: for every data segment that arrived
-    beyond the next expected byte, the time from its arrival until the
-    in-order point passed its end. Returns (held, data_segs, ooo_segs):
-    held is a list of dicts seq, len, t_in, t_out (capture clock, ns); a
-    segment partly covered by earlier data keeps only its new bytes, as the
-    probe does. Retransmissions of bytes already held count once."""
+def capture_holds(pkts, src, sport, dst, dport, pending=False):
+    """From a capture at the receiver (netlab.read_pcap): for every data
+    segment that arrived beyond the next expected byte, the time from its
+    arrival until the in-order point passed its end. Returns (held,
+    data_segs, ooo_segs): held is a list of dicts seq, len, t_in, t_out
+    (capture clock, ns); a segment partly covered by earlier data keeps only
+    its new bytes, as the probe does. Retransmissions of bytes already held
+    count once. With pending=True a fourth item lists the ranges still
+    held at the end of the capture (dicts seq, len, t_in)."""
     rcv_nxt = None
     ranges = []  # [seq, end, t_in], sorted, disjoint
     held = []
     data_segs = ooo_segs = 0
     for p in pkts:
-        if (p["src"], p["sport"], p["dst"], p["dport"]) != (src, sport, dst,
-                                                            dport):
+        if (p.src, p.sport, p.dst, p.dport) != (src, sport, dst, dport):
             continue
-        if p["flags"] & 0x02:  # SYN
-            rcv_nxt = (p["seq"] + 1) & 0xffffffff
+        ts = int(round(p.ts * 1e9))
+        if p.flags & SYN:
+            rcv_nxt = (p.seq + 1) & 0xffffffff
             continue
-        if rcv_nxt is None or p["plen"] <= 0:
+        if rcv_nxt is None or p.plen <= 0:
             continue
         data_segs += 1
-        seq, end = p["seq"], (p["seq"] + p["plen"]) & 0xffffffff
-        if _after(seq, rcv_nxt):
+        seq, end = p.seq, (p.seq + p.plen) & 0xffffffff
+        if seq_after(seq, rcv_nxt):
             # record the uncovered parts
             new = [(seq, end)]
             for r in ranges:
                 nxt = []
                 for s, e in new:
-                    if not _after(e, r[0]) or not _after(r[1], s):
+                    if not seq_after(e, r[0]) or not seq_after(r[1], s):
                         nxt.append((s, e))
                         continue
-                    if _after(r[0], s):
+                    if seq_after(r[0], s):
                         nxt.append((s, r[0]))
-                    if _after(e, r[1]):
+                    if seq_after(e, r[1]):
                         nxt.append((r[1], e))
                 new = nxt
             if new:
                 ooo_segs += 1
             for s, e in new:
-                ranges.append([s, e, p["ts"]])
+                ranges.append([s, e, ts])
             ranges.sort(key=lambda r: (r[0] - rcv_nxt) & 0xffffffff)
             continue
-        if _after(end, rcv_nxt):
+        if seq_after(end, rcv_nxt):
             rcv_nxt = end
             # pull in contiguous held data
             moved = True
             while moved:
                 moved = False
                 for r in ranges:
-                    if not _after(r[0], rcv_nxt) and _after(r[1], rcv_nxt):
+                    if not seq_after(r[0], rcv_nxt) and \
+                            seq_after(r[1], rcv_nxt):
                         rcv_nxt = r[1]
                         moved = True
             keep = []
             for r in ranges:
-                if not _after(r[1], rcv_nxt):
+                if not seq_after(r[1], rcv_nxt):
                     held.append(dict(seq=r[0], len=(r[1] - r[0]) & 0xffffffff,
-                                     t_in=r[2], t_out=p["ts"]))
+                                     t_in=r[2], t_out=ts))
                 else:
                     keep.append(r)
             ranges = keep
+    if pending:
+        return held, data_segs, ooo_segs, [
+            dict(seq=r[0], len=(r[1] - r[0]) & 0xffffffff, t_in=r[2])
+            for r in ranges]
     return held, data_segs, ooo_segs
 
 

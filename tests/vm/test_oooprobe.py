@@ -2,10 +2,11 @@
 packet capture at the receiver (issue 3, tests 1 and 2), FLOW events (3),
 filters (4).
 
-Topology (oooprobe_lib.Link): namespaces srv and cli joined by a veth pair,
-offloads off, netem delay RTT/2 on each side's egress; loss, reordering or a
-deterministic drop (clsact u32 + gact determ) on the server's egress; tcpdump
-on the client's interface.
+Topology (oooprobe_lib.Link, a netlab.Topo): server and client namespaces
+joined through a router namespace, veth offloads off, netem delay RTT/2 each
+way on the router; loss, reordering or a deterministic drop (clsact u32 +
+gact determ) on the router's egress toward the client; tcpdump on the
+client's interface. test_oooprobe_v6.py runs the same checks over IPv6.
 """
 import socket
 import struct
@@ -14,10 +15,9 @@ import time
 
 import pytest
 
-from conftest import insmod, rmmod, module_loaded
-from oooprobe_lib import (A, CMD, U, Capture, EventCollector, Genl, Link,
-                          capture_holds, in_netns, read_pcap, sh,
-                          tcp_repair_write_seq)
+from conftest import insmod, rmmod
+from oooprobe_lib import (CMD, EventCollector, Genl, Link, capture_holds,
+                          in_netns, read_pcap, tcp_repair_write_seq)
 
 MOD = "tcp_oooprobe"
 PORT = 5201
@@ -33,17 +33,17 @@ def probe():
 
 
 def transfer(link, nbytes, drop_index=None, drop_times=1, port=PORT,
-             capture=None, chunk=16384):
+             chunk=16384):
     """Server sends nbytes to the client over link. drop_index: index of
     the MSS-sized segment whose first drop_times transmissions the
-    server's egress drops. Returns (server tuple, client tuple)."""
+    router drops. Returns (server tuple, client tuple)."""
     with in_netns(link.srv):
-        ls = socket.socket()
+        ls = socket.socket(link.family)
         ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         ls.bind((link.SRV, port))
         ls.listen(8)
     with in_netns(link.cli):
-        cs = socket.socket()
+        cs = socket.socket(link.family)
         cs.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
         cs.connect((link.SRV, port))
     ss, _ = ls.accept()
@@ -52,14 +52,7 @@ def transfer(link, nbytes, drop_index=None, drop_times=1, port=PORT,
     if drop_index is not None:
         mss = ss.getsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG)
         seq = (tcp_repair_write_seq(ss) + drop_index * mss) & 0xffffffff
-        # first drop_times matches dropped, then passed (gact determ); "trap"
-        # consumes the packet but tells TCP it was sent (TC_ACT_SHOT would
-        # make TCP resend it at once)
-        sh("ip netns exec %s tc qdisc add dev vs clsact" % link.srv)
-        sh("ip netns exec %s tc filter add dev vs egress protocol ip prio 1 "
-           "u32 match ip protocol 6 0xff match u32 0x%08x 0xffffffff at 24 "
-           "action trap random determ pass %d" %
-           (link.srv, seq, drop_times + 1))
+        link.drop_seq(seq, drop_times)
     got = bytearray()
 
     def reader():
@@ -82,7 +75,7 @@ def transfer(link, nbytes, drop_index=None, drop_times=1, port=PORT,
     ss.close()
     cs.close()
     if drop_index is not None:
-        sh("ip netns exec %s tc qdisc del dev vs clsact" % link.srv)
+        link.undrop()
     return (link.SRV, port), (link.CLI, cport)
 
 
@@ -107,20 +100,22 @@ def compare(events, pkts, srv, cli):
             k[0], (e["TIME_OUT"] - e["TIME_IN"]) / 1e6,
             (h["t_out"] - h["t_in"]) / 1e6)
         assert e["LOCAL_ADDR"] == cli[0] and e["REMOTE_ADDR"] == srv[0]
-        assert e["FAMILY"] == socket.AF_INET
+        assert e["FAMILY"] == (socket.AF_INET6 if ":" in cli[0] else
+                               socket.AF_INET)
     return held, data_segs, ooo_segs, worst
 
 
-def run_case(tmp_path, tag, nbytes, srv_netem="", drop_index=None,
-             drop_times=1, rtt=50, rate=None):
-    with Link(tag, rtt_ms=rtt, srv_netem=srv_netem, rate=rate) as link:
-        cap = Capture(link.cli, "vc", tmp_path / ("%s.pcap" % tag))
-        col = EventCollector()
-        srv, cli = transfer(link, nbytes, drop_index=drop_index,
-                            drop_times=drop_times)
-        events = col.stop()
-        cap.stop()
-        pkts = read_pcap(cap.path)
+def run_case(tmp_path, tag, nbytes, drop_index=None, drop_times=1, rtt=50,
+             v6=False, **netem):
+    """One transfer over a fresh link (netem: netlab.Topo impairments),
+    captured at the client while an EventCollector listens."""
+    with Link(tag, rtt_ms=rtt, v6=v6, **netem) as link:
+        with link.capture(tmp_path / ("%s.pcap" % tag)):
+            col = EventCollector()
+            srv, cli = transfer(link, nbytes, drop_index=drop_index,
+                                drop_times=drop_times)
+            events = col.stop()
+        pkts = read_pcap(tmp_path / ("%s.pcap" % tag))
         return events, pkts, srv, cli, link
 
 
@@ -171,8 +166,7 @@ def test_drop_repaired_by_rto(probe, tmp_path):
 def test_random_loss(probe, tmp_path):
     """Test 1 (fast retransmit, random loss on a 20 Mbit/s link)."""
     events, pkts, srv, cli, link = run_case(tmp_path, "rl", 2_000_000,
-                                            srv_netem="loss 1%",
-                                            rate="20mbit")
+                                            loss=1, rate="20mbit")
     held, _, _, worst = compare(events, pkts, srv, cli)
     assert len(held) > 10, "1% loss over ~1400 segments held too little"
 
@@ -183,7 +177,7 @@ def test_pure_reordering(probe, tmp_path):
     (deterministic: a random reorder percentage left some runs without a
     single early segment)."""
     events, pkts, srv, cli, link = run_case(tmp_path, "ro", 1_000_000,
-                                            srv_netem="reorder 100% gap 10")
+                                            reorder=100, reorder_gap=10)
     held, data_segs, ooo_segs, worst = compare(events, pkts, srv, cli)
     # ~700 data segments, every 10th early: dozens of held segments
     assert len(held) >= data_segs // 20, (len(held), data_segs)
@@ -196,12 +190,11 @@ def test_flow_events_and_flows_ooo(tmp_path):
         rmmod(MOD)
         insmod(MOD, flows=mode)
         with Link("f" + mode, rtt_ms=20) as link:
-            cap = Capture(link.cli, "vc", tmp_path / ("f%s.pcap" % mode))
-            col = EventCollector()
-            s1, c1 = transfer(link, 100_000, port=PORT)
-            s2, c2 = transfer(link, 200_000, drop_index=15, port=PORT + 1)
-            events = col.stop()
-            cap.stop()
+            with link.capture(tmp_path / ("f%s.pcap" % mode)) as cap:
+                col = EventCollector()
+                s1, c1 = transfer(link, 100_000, port=PORT)
+                s2, c2 = transfer(link, 200_000, drop_index=15, port=PORT + 1)
+                events = col.stop()
             pkts = read_pcap(cap.path)
         flows = {e["LOCAL_PORT"]: e for e in events
                  if e["cmd"] == CMD["FLOW"] and e["REMOTE_PORT"] in
