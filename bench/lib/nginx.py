@@ -169,6 +169,9 @@ SOCK_DIAG_BY_FAMILY = 20
 NLM_F_REQUEST, NLM_F_DUMP = 1, 0x300
 INET_DIAG_INFO, INET_DIAG_CONG = 2, 4
 NLMSG_DONE, NLMSG_ERROR = 3, 2
+# full sockets only: ESTABLISHED, FIN_WAIT1/2, CLOSE_WAIT, LAST_ACK,
+# CLOSING (a request socket or a TIME_WAIT one carries no tcp_info)
+FULL_STATES = sum(1 << s for s in (1, 4, 5, 8, 9, 11))
 
 
 def _diag_socket():
@@ -191,11 +194,13 @@ class Diag:
         self.sock.close()
 
     def tcp(self, lport, rport):
-        """tcp_info (kaconn's field names) and 'ca' of the IPv4 TCP socket
-        with local port LPORT and remote port RPORT, or None."""
+        """tcp_info (kaconn's field names) and 'ca' of the full IPv4 TCP
+        socket with local port LPORT and remote port RPORT, or None (also
+        while the handshake's last ACK is on its way: the server side is
+        still a request socket then)."""
         ext = (1 << (INET_DIAG_INFO - 1)) | (1 << (INET_DIAG_CONG - 1))
         req = struct.pack("=BBBBI", socket.AF_INET, socket.IPPROTO_TCP, ext,
-                          0, 0xFFFFFFFF) + b"\0" * 48
+                          0, FULL_STATES) + b"\0" * 48
         hdr = struct.pack("=IHHII", 16 + len(req), SOCK_DIAG_BY_FAMILY,
                           NLM_F_REQUEST | NLM_F_DUMP, 1, 0)
         self.sock.send(hdr + req)

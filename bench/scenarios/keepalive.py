@@ -28,7 +28,8 @@ before the request; drops = the bottleneck queue's drops over the cell.
 """
 import time
 
-from bench.lib import netns, nginx, plot, policies, stats, table, traffic
+from bench.lib import (netns, nginx, plot, policies, stats, table, tcpinfo,
+                       traffic)
 
 RATE_KBIT = 20000
 LIMIT = 170
@@ -72,10 +73,10 @@ class BenchConn:
                                               timeout=120)
         self.resp = traffic.Responder(self.srv)
         self.resp.start()
-        self.ca = traffic.tcpinfo.congestion(self.srv)
+        self.ca = tcpinfo.congestion(self.srv)
 
     def info(self):
-        return traffic.tcpinfo.info(self.srv)
+        return tcpinfo.info(self.srv)
 
     def request(self, nbytes):
         return traffic.request(self.cli, nbytes, 120)
@@ -103,8 +104,12 @@ class NginxConn:
         self.cli = t.join_result(120)
         self.rport = self.cli.getsockname()[1]
         self.diag = nginx.Diag(s)
-        i = self.info()
-        self.ca = i.get("ca")
+        end = time.monotonic() + 10
+        # connect() returns one way-delay before nginx has a full socket
+        while self.diag.tcp(NGINX_PORT, self.rport) is None and \
+                time.monotonic() < end:
+            time.sleep(0.02)
+        self.ca = self.info().get("ca")
         if self.ca != pol.cc:
             self.close()
             raise RuntimeError("nginx's connection uses %s, policy %s wants "
@@ -317,6 +322,12 @@ def report(ctx, rows):
                                 {True: "rtx ≤ SSR", False: "rtx > SSR",
                                  None: "n/a"}[v["auto_rtx_ok"]]))
         md.append("| " + " | ".join(line) + " |\n")
+    errs = [r for r in rows if r.get("error")]
+    if errs:
+        md.append("\nFailed runs:\n\n")
+        md += ["- %s %s rtt %s %s KB think %s, %s: %s\n" % (
+            r["kind"], r.get("server") or "bench", r["rtt_ms"], r["size_kb"],
+            r["think_s"], r["policy"], r["error"]) for r in errs]
     (ctx.outdir / "table.md").write_text("".join(md))
     groups = {}
     for r in rows:

@@ -23,7 +23,8 @@ import socket
 import threading
 import time
 
-from bench.lib import netns, nginx, plot, policies, stats, table, traffic
+from bench.lib import (netns, nginx, plot, policies, published, stats,
+                       table, traffic)
 
 DOCS = [6651, 3883, 1866]
 PORT = 5004
@@ -254,6 +255,17 @@ def report(ctx, rows):
             100 * s["sd"] / s["mean"] if s["mean"] else 0,
             table.fmt(s["ci95"]), table.fmt_range(s)))
         groups.setdefault(link, {})[v] = ms
+    md.append("\nPublished (Heidemann 1997, table 1: 10 Mb/s Ethernet, RTT "
+              "< 1 ms, 100 samples; Apache 1.1b4 on SunOS):\n\n"
+              "| server | mean ms (sd, rsd, 95% CI) |\n|---|---|\n")
+    md += ["| %s | %s (%s, %s%%, %s) |\n" % (
+        p["server"], p["mean_ms"], p["sd_ms"], p["rsd_percent"],
+        p["ci95_ms"]) for p in published.load("heidemann1997_table1.csv")]
+    errs = [r for r in rows if r.get("error")]
+    if errs:
+        md.append("\nFailed runs:\n\n")
+        md += ["- %s %s: %s\n" % (r["link"], r["variant"], r["error"])
+               for r in errs]
     (ctx.outdir / "table.md").write_text("".join(md))
     for link, g in groups.items():
         plot.bars(ctx.outdir / ("phttp-%s.png" % link),
