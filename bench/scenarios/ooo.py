@@ -266,13 +266,16 @@ def sizes_for(rep, n):
 
 class Probe:
     """tcp_oooprobe loaded (insmod kmod/ if needed) with flows=all and its
-    netns filter; unloaded at close() when this class loaded it."""
+    netns filter; at close() unloaded when this class loaded it, else its
+    filters are put back as they were."""
+    FILTERS = ("flows", "ports", "netns")
 
     def __init__(self):
         self.loaded_here = False
         if not PARAMS.is_dir():
             netns.sh("insmod %s flows=all" % KO)
             self.loaded_here = True
+        self.old = {k: (PARAMS / k).read_text().strip() for k in self.FILTERS}
         self.set("flows", "all")
         self.set("ports", "any")
 
@@ -290,8 +293,10 @@ class Probe:
 
     def close(self):
         if self.loaded_here:
-            self.set("netns", 0)
             netns.sh("rmmod tcp_oooprobe", check=False)
+            return
+        for k, v in self.old.items():
+            (PARAMS / k).write_text("%s\n" % v)
 
 
 def _tc_lines(info):
