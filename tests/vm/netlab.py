@@ -12,6 +12,9 @@ for the VM tests and the bench (stdlib only; run as root inside the VM).
         pkts = read_pcap(cap.path)
         fl = first_flight(pkts, t.server_addr, after=res["request_time"] - 1)
 
+Pair(...) is the simplest topology: two namespaces joined by one veth pair
+(no router), netem on each side's egress; same interface as Topo.
+
 Topo(...) wraps scripts/netem-topo (keyword arguments map to its options:
 rtt, rate, limit, red, loss, loss_dir, reorder, reorder_corr, reorder_gap,
 reorder_dir, senders, dumbbell, mtu). Attributes: name, info (the JSON of
@@ -214,6 +217,100 @@ class Topo:
             raise RuntimeError("kaconn client failed (%d): %s" %
                                (r.returncode, r.stderr))
         return json.loads(r.stdout)
+
+
+class Pair(Topo):
+    """Two namespaces joined by one veth pair, no router: the receiver gets
+    the sender's own skbs (TCP's clones: the receive side's backlog cannot
+    coalesce them, and no forwarding hop copies or merges anything). Veth
+    offloads off and gso_max_segs 1 (TCP builds GSO skbs whatever ethtool
+    says, and splits them only after clsact and the qdisc: with one MSS per
+    skb, netem and a clsact filter act on single segments). Netem on each
+    side's egress: delay RTT/2, plus `rate` and `server_netem` (any netem
+    words, e.g. "loss 1%", "reorder 100% gap 10", "1ms" for jitter) toward
+    the client and `client_netem` toward the server; no qdisc at all when
+    there is nothing to shape. Same interface as Topo (run, start, sysctl,
+    server/client, server_addr/client_addr 198.18.100.1/.2,
+    server_addr6/client_addr6 fd00:cc:100::1/::2 (nodad), server_dev
+    "vs", client_dev "vc", capture_ns/capture_dev = the client's side)."""
+
+    def __init__(self, rtt=50, rate=None, server_netem="", client_netem="",
+                 limit=10000, name=None):
+        super().__init__()
+        self.rtt, self.rate, self.limit = rtt, rate, limit
+        self.server_netem, self.client_netem = server_netem, client_netem
+        self.want_name = name
+
+    def up(self):
+        name = self.want_name or "np" + os.urandom(3).hex()
+        self.server, self.client = name + "-s", name + "-c"
+        self.router = None
+        self.server_addr, self.client_addr = "198.18.100.1", "198.18.100.2"
+        self.server_addr6, self.client_addr6 = "fd00:cc:100::1", \
+            "fd00:cc:100::2"
+        self.server_dev, self.client_dev = "vs", "vc"
+        self.capture_ns, self.capture_dev = self.client, "vc"
+        self.info = {"name": name, "namespaces": [self.server, self.client]}
+        self.name = name
+        self.pairs = [{"server_ns": self.server, "client_ns": self.client,
+                       "server_addr": self.server_addr,
+                       "client_addr": self.client_addr,
+                       "server_addr6": self.server_addr6,
+                       "client_addr6": self.client_addr6,
+                       "server_dev": "vs", "client_dev": "vc",
+                       "receiver_ns": self.client, "receiver_dev": "vc"}]
+        try:
+            self._build()
+        except BaseException:
+            self.down()
+            raise
+        return self
+
+    def _ip(self, *args):
+        p = subprocess.run(["ip"] + list(args), text=True,
+                           capture_output=True)
+        if p.returncode:
+            raise RuntimeError("ip %s: %s" % (" ".join(args),
+                                              p.stderr.strip()))
+
+    def _build(self):
+        for ns in (self.server, self.client):
+            self._ip("netns", "add", ns)
+            self._ip("-n", ns, "link", "set", "lo", "up")
+            self.sysctl(ns, "net.ipv6.conf.all.accept_dad", 0)
+            self.sysctl(ns, "net.ipv6.conf.default.accept_dad", 0)
+        self._ip("link", "add", "vs", "netns", self.server, "gso_max_segs",
+                 "1", "type", "veth", "peer", "name", "vc", "netns",
+                 self.client, "gso_max_segs", "1")
+        for ns, dev, a4, a6 in ((self.server, "vs", self.server_addr,
+                                 self.server_addr6),
+                                (self.client, "vc", self.client_addr,
+                                 self.client_addr6)):
+            self._ip("-n", ns, "addr", "add", a4 + "/24", "dev", dev)
+            self._ip("-n", ns, "-6", "addr", "add", a6 + "/64", "dev", dev,
+                     "nodad")
+            self._ip("-n", ns, "link", "set", dev, "up")
+            self.run(ns, ["ethtool", "-K", dev, "tso", "off", "gso", "off",
+                          "gro", "off"])
+        if not (self.rtt or self.rate or self.server_netem or
+                self.client_netem):
+            return
+        half = "%.3fms" % (self.rtt / 2.0)
+        rate = "rate %s" % self.rate if self.rate else ""
+        self.run(self.server, "tc qdisc add dev vs root netem limit %d delay "
+                 "%s %s %s" % (self.limit, half, rate, self.server_netem))
+        self.run(self.client, "tc qdisc add dev vc root netem limit %d delay "
+                 "%s %s" % (self.limit, half, self.client_netem))
+
+    def down(self):
+        for b in self.procs:
+            b.stop()
+        self.procs = []
+        if self.info:
+            for ns in self.info["namespaces"]:
+                subprocess.run(["ip", "netns", "del", ns],
+                               capture_output=True)
+            self.info = None
 
 
 # ------------------------------------------------------------------ capture

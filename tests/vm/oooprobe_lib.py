@@ -1,6 +1,6 @@
 """Helpers for the tcp_oooprobe VM tests: a small generic netlink client for
-the tcp_oooprobe family, the probe tests' view of a netlab topology (Link:
-addresses of either family, a drop filter for a chosen segment), and the
+the tcp_oooprobe family, the probe tests' link (a netlab.Pair with
+addresses of either family and a drop filter for a chosen segment), and the
 out-of-order hold times computed from a capture (the truth the probe's
 events are compared with). Namespaces, captures and the pcap reader are
 netlab's (tests/vm/netlab.py).
@@ -15,7 +15,7 @@ import threading
 import time
 from pathlib import Path
 
-from netlab import SYN, Capture, Topo, read_pcap, seq_after  # noqa: F401
+from netlab import SYN, Capture, Pair, read_pcap, seq_after  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[2]
 UAPI = REPO / "kmod" / "uapi" / "tcp_oooprobe.h"
@@ -268,46 +268,22 @@ class EventCollector:
 
 # ------------------------------------------------------------------ links
 
-# Netem words of the old per-namespace links, as netem-topo options.
-_NETEM_OPTS = {"loss": "loss", "reorder": "reorder", "gap": "reorder_gap",
-               "rate": "rate"}
+class Link(Pair):
+    """The probe tests' link: netlab.Pair (server and client namespaces
+    joined by one veth pair, one MSS per skb, netem delay RTT/2 on each
+    side's egress, srv_netem/rate on the server's). The receiver must get
+    the sender's own skbs: through a forwarding hop (netem-topo's router)
+    they arrive uncloned (ip_forward's skb_cow), the receiver's socket
+    backlog coalesces consecutive segments into one skb, and the probe,
+    which sees skbs, reports merged ranges where a capture shows segments.
+    Attributes after entering: srv/cli (namespaces), SRV/CLI (addresses:
+    IPv6 with v6=True, canonical text), family, rtt (ms)."""
 
-
-def netem_opts(words):
-    """'reorder 10% 50%', 'loss 1%', 'gap 10', 'rate 20mbit' -> netlab.Topo
-    keyword arguments (the impairments scripts/netem-topo applies on the
-    router's egress toward the client). Other words raise ValueError."""
-    out, w = {}, words.split()
-    i = 0
-    while i < len(w):
-        key = _NETEM_OPTS.get(w[i])
-        if key is None or i + 1 >= len(w):
-            raise ValueError("netem words %r: only loss P%%, reorder P%% "
-                             "[C%%], gap N, rate R" % words)
-        out[key] = w[i + 1].rstrip("%")
-        i += 2
-        if key == "reorder" and i < len(w) and w[i].endswith("%"):
-            out["reorder_corr"] = w[i].rstrip("%")
-            i += 1
-    return out
-
-
-class Link(Topo):
-    """A server and a client namespace for the probe tests: netlab.Topo
-    (scripts/netem-topo: server -- router -- client, veth offloads off,
-    netem delay RTT/2 each way and the impairments on the router's egress
-    toward the client, where a drop filter also goes). Attributes after
-    entering: srv/cli (namespaces), SRV/CLI (addresses: IPv6 with v6=True,
-    canonical text), rtt (ms), fwd/rev ((namespace, device) of the router's
-    egress toward the client / the server). Unshaped links get a 10 Gbit/s
-    bottleneck (netem-topo always has one) with a 10,000-packet queue."""
-
-    def __init__(self, tag="", rtt_ms=50, srv_netem="", rate=None,
-                 limit=10000, v6=False, **opts):
-        opts.update(netem_opts(srv_netem))
-        opts.setdefault("rate", rate or "10gbit")
-        super().__init__(rtt=rtt_ms, limit=limit, **opts)
-        self.tag, self.v6, self.rtt = tag, v6, rtt_ms
+    def __init__(self, tag="", rtt_ms=50, srv_netem="", cli_netem="",
+                 rate=None, v6=False):
+        super().__init__(rtt=rtt_ms, rate=rate, server_netem=srv_netem,
+                         client_netem=cli_netem)
+        self.tag, self.v6 = tag, v6
         self._clsact = set()
 
     def up(self):
@@ -319,11 +295,6 @@ class Link(Topo):
             addrs = (self.server_addr, self.client_addr)
         self.SRV, self.CLI = (str(ipaddress.ip_address(a)) for a in addrs)
         self.family = socket.AF_INET6 if self.v6 else socket.AF_INET
-        self.fwd = (self.info["bottleneck"]["ns"],
-                    self.info["bottleneck"]["dev"])
-        self.rev = (self.info["reverse"]["ns"], self.info["reverse"]["dev"])
-        self.cli_dev = self.pairs[0]["receiver_dev"]
-        self.srv_dev = self.pairs[0]["server_dev"]
         return self
 
     @staticmethod
@@ -331,12 +302,15 @@ class Link(Topo):
         return os.stat("/run/netns/%s" % ns).st_ino
 
     def drop_seq(self, seq, times=1, toward="client"):
-        """Drop, on the router's egress toward the client (or the
-        server), the first `times` packets whose TCP sequence number is
-        seq, and pass the next one (gact determ); times=None drops them
-        all (a hole that never fills). Matches IPv4 or IPv6 (no extension
-        headers) by the link's family."""
-        ns, dev = self.fwd if toward == "client" else self.rev
+        """Drop, on the server's egress (toward the client; or the
+        client's, toward the server), the first `times` packets whose TCP
+        sequence number is seq and pass the next one (gact determ);
+        times=None drops them all (a hole that never fills). The action is
+        "trap": the packet is consumed but TCP is told it was sent
+        (TC_ACT_SHOT would make TCP resend it at once). Matches IPv4 or
+        IPv6 (no extension headers) by the link's family."""
+        ns, dev = ((self.srv, self.server_dev) if toward == "client" else
+                   (self.cli, self.client_dev))
         if (ns, dev) not in self._clsact:
             self.run(ns, ["tc", "qdisc", "add", "dev", dev, "clsact"])
             self._clsact.add((ns, dev))
@@ -346,7 +320,7 @@ class Link(Topo):
         else:
             match = ("protocol ip prio 1 u32 match ip protocol 6 0xff "
                      "match u32 0x%08x 0xffffffff at 24" % seq)
-        act = "action drop"
+        act = "action trap"
         if times is not None:
             act += " random determ pass %d" % (times + 1)
         self.run(ns, "tc filter add dev %s egress %s %s" % (dev, match, act))
@@ -359,7 +333,7 @@ class Link(Topo):
 
     def capture(self, path):
         """netlab.Capture of TCP at the receiver (the client's interface)."""
-        return Capture(self.cli, self.cli_dev, path, "tcp")
+        return Capture(self.cli, self.client_dev, path, "tcp")
 
 
 def in_netns(ns):

@@ -16,7 +16,7 @@ THREADS = 8
 def test_many_short_connections_then_unload():
     rmmod(MOD)
     insmod(MOD, flows="all")
-    with Link("lt", rtt_ms=1, reorder=3, reorder_corr=50) as link:
+    with Link("lt", rtt_ms=1, srv_netem="reorder 3% 50%") as link:
         with in_netns(link.srv):
             ls = socket.socket()
             ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -134,10 +134,10 @@ def test_slow_reader_drop_accounting(probe):
     slow.subscribe()
     t0 = time.time()
     transfers = 0
-    # netem sends half the segments without the 1 ms delay, ahead of
-    # the ones before them: most arrive out of order (one SEGMENT event
-    # each); loop until the target or the time budget is reached
-    with Link("fd", rtt_ms=2, reorder=50) as link:
+    # jitter far above the packet spacing: netem's time-sorted queue
+    # reorders most segments, so most arrive out of order (one SEGMENT
+    # event each); loop until the target or the time budget is reached
+    with Link("fd", rtt_ms=2, srv_netem="1ms") as link:
         while (g0.stats()["EVENT_SEQ"] - s0["EVENT_SEQ"] < FLOOD_TARGET and
                time.time() - t0 < FLOOD_BUDGET):
             transfer(link, 4_000_000, port=5410 + transfers % 50)

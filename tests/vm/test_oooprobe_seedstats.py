@@ -11,7 +11,7 @@ from conftest import insmod, rmmod
 from oooprobe_lib import REPO, Genl, Link, in_netns
 
 MOD = "tcp_oooprobe"
-NETEM = dict(rate="20mbit", loss=0.5)  # netlab.Topo options
+NETEM = "rate 20mbit loss 0.5%"
 RTT = 50
 
 
@@ -22,7 +22,7 @@ def test_seed_statistics():
     # 150 flows: most a few packets, some hundreds of KB (web-like)
     sizes = [int(min(2_000_000, rnd.lognormvariate(9.5, 1.6)))
              for _ in range(150)]
-    with Link("ss", rtt_ms=RTT, **NETEM) as link:
+    with Link("ss", rtt_ms=RTT, srv_netem=NETEM) as link:
         g = Genl()
         g.set_filter(netns=link.ns_inode(link.cli))
         g.close()
@@ -73,10 +73,9 @@ def test_seed_statistics():
     assert "flows: %d\n" % len(sizes) in final, final
     (REPO / "build" / "vm").mkdir(parents=True, exist_ok=True)
     (REPO / "build" / "vm" / "oooprobe_seedstats.txt").write_text(
-        "netem-topo, router egress toward the client: delay %d ms loss "
-        "%s%% rate %s limit 10000; toward the server: delay %d ms; %d "
-        "flows, sizes lognormal(9.5, 1.6) capped at 2 MB, total %d bytes"
-        "\n%s" % (RTT // 2, NETEM["loss"], NETEM["rate"], RTT // 2,
-                  len(sizes), sum(sizes), final))
+        "netem on the server's egress: delay %d ms %s; client egress: "
+        "delay %d ms; %d flows, sizes lognormal(9.5, 1.6) capped at 2 MB, "
+        "total %d bytes\n%s" % (RTT // 2, NETEM, RTT // 2, len(sizes),
+                                sum(sizes), final))
     print(final)
     rmmod(MOD)

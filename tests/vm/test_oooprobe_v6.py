@@ -2,15 +2,15 @@
 (the probe's SEGMENT events against a tcpdump capture at the receiver: the
 same set of segments, each hold time within 2 ms) and the FLOW event
 (family AF_INET6, addresses, ports, data_segs_in and out-of-order segments
-equal to the capture's) on an IPv6 connection between netem-topo's
-fd00:cc::/32 addresses (nodad): one chosen segment dropped once (the
+equal to the capture's) on an IPv6 connection (netlab.Pair's
+fd00:cc:100::1 and ::2, nodad): one chosen segment dropped once (the
 deterministic case), and pure reordering."""
 import socket
 
 import pytest
 
 from oooprobe_lib import CMD
-from test_oooprobe import compare, probe, run_case  # noqa: F401 (fixture)
+from test_oooprobe import probe, truth_case  # noqa: F401 (fixture)
 
 
 def flow_event(events, srv, cli):
@@ -27,16 +27,15 @@ def flow_event(events, srv, cli):
 def test_v6_truth_from_packets(probe, tmp_path, case):
     if case == "drop":
         # segment 30 dropped once: repaired by fast retransmit
-        events, pkts, srv, cli, link = run_case(
-            tmp_path, "v6d", 400_000, drop_index=30, v6=True)
+        events, pkts, srv, cli, link, held, data_segs, ooo_segs, worst = \
+            truth_case(tmp_path, "v6d", 400_000, drop_index=30, v6=True)
     else:
         # every 10th segment sent ahead of the nine before it
-        events, pkts, srv, cli, link = run_case(
-            tmp_path, "v6r", 1_000_000, v6=True, reorder=100,
-            reorder_gap=10)
+        events, pkts, srv, cli, link, held, data_segs, ooo_segs, worst = \
+            truth_case(tmp_path, "v6r", 1_000_000, v6=True,
+                       srv_netem="reorder 100% gap 10")
     assert ":" in srv[0] and srv[0].startswith("fd00:cc:"), srv
     assert all(p.ipver == 6 for p in pkts), "IPv4 packets in the capture"
-    held, data_segs, ooo_segs, worst = compare(events, pkts, srv, cli)
     holds = sorted(h["t_out"] - h["t_in"] for h in held)
     if case == "drop":
         assert len(held) >= 3, "fast retransmit needs >= 3 held segments"
