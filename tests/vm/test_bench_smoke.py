@@ -118,7 +118,7 @@ def test_keepalive_has_nginx_rows():
 def test_phttp_has_nginx_row():
     rows = _nginx_rows_or_note("phttp", "server", "nginx-keepalive")
     if rows:
-        assert len(rows) >= 2 and all(float(r["ms"]) > 0 for r in rows)
+        assert all(float(r["ms"]) > 0 for r in rows)    # --reps 1: one
         md = (OUT / "phttp" / "table.md").read_text()
         assert "nginx-keepalive linux-default" in md
 
