@@ -75,9 +75,11 @@ STATS = [
      "reordering", "mean_reordered_packets_flow_with_reordering"),
     ("mean_pkts_clean_flow", "mean data packets, flow without reordering",
      "mean_packets_flow_without_reordering"),
-    ("mean_held_len", "mean length of a held segment, bytes",
+    ("mean_held_len", "mean length of a held range, bytes (can exceed "
+     "one MSS)",
      "mean_reordered_packet_length"),
-    ("segments", "held segments (hold samples)", None),
+    ("segments", "held ranges (hold samples; the daemon's "
+     "\"segments\")", None),
     ("hold_median_ms", "hold time median, ms", "median_hold_time"),
     ("hold_p80_ms", "hold time p80, ms", "p80_hold_time_about"),
     ("hold_p90_ms", "hold time p90, ms", None),
