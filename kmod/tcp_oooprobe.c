@@ -591,10 +591,16 @@ static u64 skb_arrival_ns(const struct sk_buff *skb)
 
 	if (!skb_time || !t || !skb_tstamp_is_real(skb))
 		return now;
-	age = ktime_get_real_ns() - t;
+	/*
+	 * realtime - monotonic from one consistent snapshot of the offset:
+	 * two separate clock reads would shift the result by any stall (an
+	 * interrupt, a descheduled vCPU) between them.
+	 */
+	t -= ktime_to_ns(ktime_mono_to_real(0));
+	age = now - t;
 	if (age < 0 || age > 10 * (s64)NSEC_PER_SEC)
 		return now;
-	return now - age;
+	return t;
 }
 
 /* A data segment beyond rcv_nxt arrived: record what it adds. */

@@ -116,11 +116,15 @@ def run_case(tmp_path, tag, nbytes, srv_netem="", drop_index=None,
     EventCollector listens."""
     with Link(tag, rtt_ms=rtt, srv_netem=srv_netem, rate=rate,
               v6=v6) as link:
+        g = Genl()
+        missed0 = g.stats()["STAT_KPROBE_MISSED"]
         with link.capture(tmp_path / ("%s.pcap" % tag)):
             col = EventCollector()
             srv, cli = transfer(link, nbytes, drop_index=drop_index,
                                 drop_times=drop_times)
             events = col.stop()
+        link.missed = g.stats()["STAT_KPROBE_MISSED"] - missed0
+        g.close()
         pkts = read_pcap(tmp_path / ("%s.pcap" % tag))
         return events, pkts, srv, cli, link
 
@@ -132,7 +136,10 @@ def truth_case(tmp_path, tag, nbytes, **kw):
     the old topology too) makes one hold time look off. Such a case gets
     one more transfer on a fresh link; the set of segments must match on
     every attempt, and every hold time of the last one must be within
-    TOL_NS. Returns (events, pkts, srv, cli, link, held, data_segs,
+    TOL_NS. A first attempt during which the kprobe layer counted a
+    missed hit (STAT_KPROBE_MISSED: a segment's entry or release not seen,
+    never silently) may differ from the capture and gets one more transfer
+    too. Returns (events, pkts, srv, cli, link, held, data_segs,
     ooo_segs, worst)."""
     for attempt in (1, 2):
         events, pkts, srv, cli, link = run_case(
@@ -140,10 +147,11 @@ def truth_case(tmp_path, tag, nbytes, **kw):
         try:
             return (events, pkts, srv, cli, link) + compare(events, pkts,
                                                             srv, cli)
-        except HoldOff as e:
-            if attempt == 2:
+        except AssertionError as e:
+            if attempt == 2 or not (isinstance(e, HoldOff) or link.missed):
                 raise
-            print("%s attempt 1: %s; once more" % (tag, e))
+            print("%s attempt 1 (%d kprobe misses): %s; once more" %
+                  (tag, link.missed, e))
 
 
 def test_hook_and_stats(probe):
