@@ -56,52 +56,12 @@
  * produce nothing but application-limited samples).
  * Rounds do not advance while idle, so the max survives the idle period.
  * pace_rate chooses the flight's rate: delivery (that max, or
- * cwnd * mss / srtt without a sample), window (cwnd * mss / srtt, the rate
- * the window was clocked out at, Heidemann's estimate) or max (the larger;
- * the default).  The delivery max alone under-estimates after a keep-alive
- * warm-up: responses that fit in cwnd give application-limited samples
- * only, and at 200 ms RTT on an empty 10 Mbit/s link it paced the flight
- * at 36% of the link (bench/results/pacerate/).
- *
- * Pacing details: tcp_update_pacing_rate() rewrites sk_pacing_rate after
- * every ACK (a pipelined request from the peer or a duplicate ACK may
- * arrive during the flight), bounded by sk_max_pacing_rate.  To make the
- * restart rate the one that applies to the whole flight we lower
- * sk_max_pacing_rate to it for the flight and restore it afterwards,
- * unless the application changed it meanwhile (SO_MAX_PACING_RATE then
- * wins).  Internal pacing never paces a connection's first 10 data
- * segments (tcp_update_skb_after_send(): data_segs_out >= 10; sch_fq's
- * initial_quantum is its twin), which matters only for pace_iw.
- *
- * pace_iw=1 paces the initial window at IW * mss / srtt (srtt from the
- * handshake), ending at the first ACK like a restart flight.  Because of
- * the first-10-segments rule above it only spaces segments 11..IW: with
- * iw <= 10 it has no effect on the wire.  There is no clean way around
- * that from a congestion-control module (the rule reads data_segs_out, a
- * counter reported to user space), so it is documented, not hidden.
- *
- * Congestion window validation (cwv), evaluated on every ACK:
- *   0  cwnd grows on every ACK, application-limited or not
- *   1  RFC 2861: grow only while tcp_is_cwnd_limited(); after one RTO
- *      without being cwnd-limited, cwnd = (cwnd + max(used, IW)) / 2 and
- *      ssthresh = max(ssthresh, 3/4 cwnd), as tcp_cwnd_application_limited
- *   2  RFC 7661, simplified: pipeACK is the larger of the segments
- *      delivered in the last two complete round trips.  While
- *      pipeACK >= cwnd / 2 (validated) growth is as for 1 and nothing
- *      decays; below that (non-validated period) cwnd neither grows nor
- *      decays, and after 5 minutes in it cwnd = max(cwnd / 2, IW),
- *      ssthresh = max(ssthresh, 3/4 cwnd).  Loss response stays Reno.
- * The kernel has its own RFC 2861 decay in tcp_cwnd_validate(), which runs
- * only when tcp_slow_start_after_idle=1 and only for non-.cong_control
- * modules like this one.  Because this module does window validation
- * itself, every ACK refreshes tp->snd_cwnd_stamp, which keeps that
- * kernel path from firing: the cwv parameter alone decides, whatever the
- * sysctl says.  Idle periods (nothing in flight) belong to the restart
- * policy, not to cwv.
- *
- * Parameters are read once per decision, so a change applies to the next
- * connection (iw, pace_iw), the next restart (restart, auto_rtt_us) or the
- * next ACK (cwv).
+ * cwnd * mss / srtt without a sample; the default), window (cwnd * mss /
+ * srtt, the rate the window was clocked out at, Heidemann's estimate) or
+ * max (the larger).  The delivery max under-estimates after a keep-alive
+ * warm-up (responses that fit in cwnd), and the window rate over-estimates
+ * when cwnd grew while application-limited (cwv=0): bench/pacerate-study
+ * measures both sides, see the README.
  */
 #define pr_fmt(fmt) "tcp_cocktail: " fmt
 
@@ -190,7 +150,7 @@ static unsigned int cocktail_restart __read_mostly = CP_AUTO;
 static unsigned int cocktail_auto_rtt_us __read_mostly = 100000;
 static unsigned int cocktail_cwv_mode __read_mostly = CP_CWV_2861;
 static unsigned int cocktail_pace_iw __read_mostly;
-static unsigned int cocktail_pace_rate __read_mostly = CP_RATE_MAX;
+static unsigned int cocktail_pace_rate __read_mostly = CP_RATE_DELIVERY;
 
 static const char * const cocktail_rate_names[CP_NR_RATES] = {
 	[CP_RATE_DELIVERY] = "delivery",
@@ -288,7 +248,7 @@ static const struct kernel_param_ops cocktail_rate_ops = {
 };
 
 module_param_cb(pace_rate, &cocktail_rate_ops, &cocktail_pace_rate, 0644);
-MODULE_PARM_DESC(pace_rate, "rate of a paced restart flight: delivery (windowed max delivery rate) | window (cwnd/srtt) | max of both (default max)");
+MODULE_PARM_DESC(pace_rate, "rate of a paced restart flight: delivery (windowed max delivery rate) | window (cwnd/srtt) | max of both (default delivery)");
 
 static int cocktail_cwv_set(const char *val, const struct kernel_param *kp)
 {

@@ -44,13 +44,21 @@ GRPC_KB = 20
 NGINX_POLICIES = ("linux-default", "cocktail-auto")
 
 
-def cells(g):
+def cells(g, only=None):
+    """The grid's cells; ONLY (--only) may restrict compete, size_kb,
+    think_s and kind (web, grpc)."""
+    only = only or {}
+
+    def keep(key, value):
+        return key not in only or str(value) in only[key]
     for rtt in g["rtts"]:
         for comp in g["compete"]:
             for size in g["sizes"]:
                 for think in g["thinks"]:
-                    yield rtt, comp, size, think, "web"
-        if g["grpc"] and rtt == 200:
+                    if keep("compete", comp) and keep("size_kb", size) and \
+                            keep("think_s", think) and keep("kind", "web"):
+                        yield rtt, comp, size, think, "web"
+        if g["grpc"] and rtt == 200 and keep("kind", "grpc"):
             yield rtt, 0, GRPC_KB, 1, "grpc"
 
 
@@ -227,7 +235,8 @@ def run(ctx):
                                   NGINX_PORT, _nginx_files(g)).start(topo)
                 opener["nginx"] = lambda pol: NginxConn(topo, pol)
             for rep in range(ctx.reps):
-                for cell in [c for c in cells(g) if c[0] == rtt]:
+                for cell in [c for c in cells(g, ctx.only)
+                             if c[0] == rtt]:
                     _, comp, size, think, kind = cell
                     k = rep % len(pols)
                     runs = [("bench", p) for p in pols[k:] + pols[:k]

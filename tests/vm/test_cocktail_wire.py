@@ -49,7 +49,7 @@ def cocktail():
     if loaded_here:
         insmod(MOD)
     saved = {p: get_param(MOD, p) for p in ("iw", "restart", "auto_rtt_us",
-                                            "cwv", "pace_iw")}
+                                            "cwv", "pace_iw", "pace_rate")}
     allowed = sh("sysctl -n net.ipv4.tcp_allowed_congestion_control").stdout.split()
     if "cocktail" not in allowed:
         sh("sysctl -qw net.ipv4.tcp_allowed_congestion_control='%s'" %
@@ -284,6 +284,43 @@ def test_auto(cocktail, rtt, policy):
         assert len(fl) <= 10, info
     else:
         check_paced(res, fl, ev, info)
+
+
+@pytest.mark.parametrize("mode", ["delivery", "window", "max"])
+def test_pace_rate(topo, mode):
+    """pace_rate chooses the paced flight's rate. After an
+    application-limited warm-up (60-segment responses below cwnd):
+    window paces at exactly cwnd * mss / srtt from the restart event's own
+    cwnd_before and srtt_us (integer division, as the module); max at no
+    less than that; every mode's flight leaves the server spaced at the
+    rate the event reports (mean spacing 0.5..2.5 x MSS / rate: TCG
+    releases paced segments in pairs and late timers only add time)."""
+    params(iw=10, restart="pace", cwv=0, pace_iw=0, pace_rate=mode)
+    try:
+        res, fl, ev = case(topo, "pace_rate_%s" % mode, segments=60,
+                           idle=2.0, **WARM)
+    finally:
+        params(pace_rate="delivery")
+    info = describe(res, fl, ev)
+    assert res["before"]["snd_cwnd"] >= 30, info
+    assert ev and ev[-1]["policy"] == "pace", info
+    e = ev[-1]
+    rate = int(e["pacing_rate"])
+    mss = res["before"]["snd_mss"]
+    window = int(e["cwnd_before"]) * mss * 1000000 // int(e["srtt_us"])
+    assert rate > 0, info
+    if mode == "window":
+        assert abs(rate - window) <= 1, "rate %d, cwnd*mss/srtt %d; %s" % (
+            rate, window, info)
+    elif mode == "max":
+        assert rate >= window - 1, "rate %d < cwnd*mss/srtt %d; %s" % (
+            rate, window, info)
+    assert len(fl) >= 30, info
+    ref = mss / rate
+    m = mean_spacing(fl)
+    assert 0.5 * ref <= m <= 2.5 * ref, \
+        "mean spacing %.3f ms, MSS / event rate %.3f ms; %s" % (
+            m * 1e3, ref * 1e3, info)
 
 
 # ------------------------------------------------ test 4: gap below the RTO
