@@ -332,8 +332,10 @@ class Link(Pair):
         self._clsact = set()
 
     def capture(self, path):
-        """netlab.Capture of TCP at the receiver (the client's interface)."""
-        return Capture(self.cli, self.client_dev, path, "tcp")
+        """netlab.Capture of TCP at the receiver (the client's interface),
+        without --immediate-mode (see netlab.Capture)."""
+        return Capture(self.cli, self.client_dev, path, "tcp",
+                       immediate=False)
 
 
 def in_netns(ns):
