@@ -335,7 +335,7 @@ class Link(Pair):
         """netlab.Capture of TCP at the receiver (the client's interface),
         without --immediate-mode (see netlab.Capture)."""
         return Capture(self.cli, self.client_dev, path, "tcp",
-                       immediate=False)
+                       immediate=False, buffer_kib=32768)
 
 
 def in_netns(ns):
