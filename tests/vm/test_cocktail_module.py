@@ -330,7 +330,7 @@ TRACING = Path("/sys/kernel/tracing")
 ALL_PARAMS = ("iw", "restart", "auto_rtt_us", "cwv", "pace_iw", "pace_rate",
               "stats")
 DEFAULTS = {"iw": "10", "restart": "auto", "auto_rtt_us": "100000",
-            "cwv": "1", "pace_iw": "0", "pace_rate": "delivery"}
+            "cwv": "1", "pace_iw": "0", "pace_rate": "max"}
 INVALID = {
     "iw": ["0", "65", "-1", "abc", "rfc", "rfc3390x", "10x", "4294967306",
            ""],
@@ -560,7 +560,7 @@ def test_defaults_and_valid_values_read_back(fresh):
 def test_invalid_sysfs_writes_fail_and_keep_old_value(fresh):
     # a non-default old value, so "unchanged" cannot be a reset to default
     olds = {"iw": "rfc3390", "restart": "decay", "auto_rtt_us": "123456",
-            "cwv": "2", "pace_iw": "1", "pace_rate": "max"}
+            "cwv": "2", "pace_iw": "1", "pace_rate": "delivery"}
     for name, value in olds.items():
         assert write_param(name, value) == 0
     for name, bad in INVALID.items():

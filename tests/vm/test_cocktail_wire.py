@@ -204,7 +204,9 @@ def check_paced(res, fl, ev, info):
 @pytest.mark.parametrize("ssai", [0, 1])
 @pytest.mark.parametrize("policy", ["ssr", "keep", "pace"])
 def test_restart(topo, policy, ssai):
-    params(iw=10, restart=policy, cwv=0, pace_iw=0)
+    # pace at the delivery rate, the one the wire shows (test_pace_rate
+    # covers the other pace_rate modes)
+    params(iw=10, restart=policy, cwv=0, pace_iw=0, pace_rate="delivery")
     topo.sysctl(topo.server, "net.ipv4.tcp_slow_start_after_idle", ssai)
     res, fl, ev = case(topo, "restart_%s_ssai%d" % (policy, ssai),
                        segments=60, idle=2.0, **WARM_BULK)
@@ -271,7 +273,7 @@ def test_restart_decay(topo, k, ssai):
 def test_auto(cocktail, rtt, policy):
     thr = int(get_param(MOD, "auto_rtt_us"))
     assert 20000 < thr < 200000, "auto_rtt_us default %d not between" % thr
-    params(iw=10, restart="auto", cwv=0, pace_iw=0)
+    params(iw=10, restart="auto", cwv=0, pace_iw=0, pace_rate="delivery")
     with Topo(rtt=rtt, rate="10mbit", limit=100) as t:
         t.ka_server(port=PORT, cc="cocktail")
         res, fl, ev = case(t, "auto_%dms" % rtt, segments=60, idle=2.0,
@@ -300,7 +302,7 @@ def test_pace_rate(topo, mode):
         res, fl, ev = case(topo, "pace_rate_%s" % mode, segments=60,
                            idle=2.0, **WARM)
     finally:
-        params(pace_rate="delivery")
+        params(pace_rate="max")
     info = describe(res, fl, ev)
     assert res["before"]["snd_cwnd"] >= 30, info
     assert ev and ev[-1]["policy"] == "pace", info
