@@ -143,7 +143,6 @@ static const char * const cocktail_policy_names[CP_NR_POLICIES] = {
 };
 
 static unsigned int cocktail_iw __read_mostly = 10;
-static unsigned int cocktail_restart __read_mostly = CP_AUTO;
 /*
  * Default hybrid threshold: Chan (2001, seed 002) measured slow-start
  * restart fastest for path delays of 10..100 ms and RBP fastest for
@@ -153,12 +152,30 @@ static unsigned int cocktail_restart __read_mostly = CP_AUTO;
 static unsigned int cocktail_auto_rtt_us __read_mostly = 100000;
 static unsigned int cocktail_cwv_mode __read_mostly = CP_CWV_2861;
 static unsigned int cocktail_pace_iw __read_mostly;
-static unsigned int cocktail_pace_rate __read_mostly = CP_RATE_MAX;
 
 static const char * const cocktail_rate_names[CP_NR_RATES] = {
 	[CP_RATE_DELIVERY] = "delivery",
 	[CP_RATE_WINDOW] = "window",
 	[CP_RATE_MAX] = "max",
+};
+
+/* A parameter that takes one of a list of names; stored as its index. */
+struct cocktail_choice {
+	unsigned int val;
+	const char * const *names;
+	unsigned int n;
+};
+
+static struct cocktail_choice cocktail_restart __read_mostly = {
+	.val = CP_AUTO,
+	.names = cocktail_policy_names,
+	.n = CP_NR_POLICIES,
+};
+
+static struct cocktail_choice cocktail_pace_rate __read_mostly = {
+	.val = CP_RATE_MAX,
+	.names = cocktail_rate_names,
+	.n = CP_NR_RATES,
 };
 
 static int cocktail_iw_set(const char *val, const struct kernel_param *kp)
@@ -190,29 +207,30 @@ static const struct kernel_param_ops cocktail_iw_ops = {
 module_param_cb(iw, &cocktail_iw_ops, &cocktail_iw, 0644);
 MODULE_PARM_DESC(iw, "initial window: 1..64 segments or rfc3390 (default 10); a route's initcwnd wins");
 
-static int cocktail_restart_set(const char *val, const struct kernel_param *kp)
+static int cocktail_choice_set(const char *val, const struct kernel_param *kp)
 {
-	int i = sysfs_match_string(cocktail_policy_names, val);
+	struct cocktail_choice *c = kp->arg;
+	int i = __sysfs_match_string(c->names, c->n, val);
 
 	if (i < 0)
 		return -EINVAL;
-	WRITE_ONCE(*(unsigned int *)kp->arg, i);
+	WRITE_ONCE(c->val, i);
 	return 0;
 }
 
-static int cocktail_restart_get(char *buf, const struct kernel_param *kp)
+static int cocktail_choice_get(char *buf, const struct kernel_param *kp)
 {
-	unsigned int i = READ_ONCE(*(unsigned int *)kp->arg);
+	const struct cocktail_choice *c = kp->arg;
 
-	return scnprintf(buf, PAGE_SIZE, "%s\n", cocktail_policy_names[i]);
+	return scnprintf(buf, PAGE_SIZE, "%s\n", c->names[READ_ONCE(c->val)]);
 }
 
-static const struct kernel_param_ops cocktail_restart_ops = {
-	.set = cocktail_restart_set,
-	.get = cocktail_restart_get,
+static const struct kernel_param_ops cocktail_choice_ops = {
+	.set = cocktail_choice_set,
+	.get = cocktail_choice_get,
 };
 
-module_param_cb(restart, &cocktail_restart_ops, &cocktail_restart, 0644);
+module_param_cb(restart, &cocktail_choice_ops, &cocktail_restart, 0644);
 MODULE_PARM_DESC(restart, "after idle > RTO: ssr | decay | keep | pace | auto (default auto)");
 
 static int cocktail_auto_rtt_set(const char *val, const struct kernel_param *kp)
@@ -228,29 +246,7 @@ static const struct kernel_param_ops cocktail_auto_rtt_ops = {
 module_param_cb(auto_rtt_us, &cocktail_auto_rtt_ops, &cocktail_auto_rtt_us, 0644);
 MODULE_PARM_DESC(auto_rtt_us, "restart=auto uses ssr when the path's minimum RTT is below this many microseconds, else pace (1..10000000, default 100000)");
 
-static int cocktail_rate_set(const char *val, const struct kernel_param *kp)
-{
-	int i = sysfs_match_string(cocktail_rate_names, val);
-
-	if (i < 0)
-		return -EINVAL;
-	WRITE_ONCE(*(unsigned int *)kp->arg, i);
-	return 0;
-}
-
-static int cocktail_rate_get(char *buf, const struct kernel_param *kp)
-{
-	unsigned int i = READ_ONCE(*(unsigned int *)kp->arg);
-
-	return scnprintf(buf, PAGE_SIZE, "%s\n", cocktail_rate_names[i]);
-}
-
-static const struct kernel_param_ops cocktail_rate_ops = {
-	.set = cocktail_rate_set,
-	.get = cocktail_rate_get,
-};
-
-module_param_cb(pace_rate, &cocktail_rate_ops, &cocktail_pace_rate, 0644);
+module_param_cb(pace_rate, &cocktail_choice_ops, &cocktail_pace_rate, 0644);
 MODULE_PARM_DESC(pace_rate, "rate of a paced restart flight: delivery (windowed max delivery rate) | window (cwnd/srtt) | max of both (default max)");
 
 static int cocktail_cwv_set(const char *val, const struct kernel_param *kp)
@@ -473,7 +469,7 @@ static unsigned long cocktail_pace_restart(struct sock *sk, u32 cwnd)
 	rate = cp_pace_rate(cp_maxwin_get(&ca->bw), cwnd, tp->mss_cache,
 			    cocktail_srtt_us(tp),
 			    READ_ONCE(sk->sk_max_pacing_rate),
-			    READ_ONCE(cocktail_pace_rate));
+			    READ_ONCE(cocktail_pace_rate.val));
 	if (!rate) {
 		cocktail_count(CC_PACE_NO_RATE);
 		return 0;
@@ -489,7 +485,7 @@ static void cocktail_restart_apply(struct sock *sk, u32 idle)
 	u32 rto = inet_csk(sk)->icsk_rto;
 	u32 srtt_us = cocktail_srtt_us(tp);
 	u32 path_rtt_us = cp_path_rtt_us(tcp_min_rtt(tp), srtt_us);
-	enum cp_policy req = READ_ONCE(cocktail_restart);
+	enum cp_policy req = READ_ONCE(cocktail_restart.val);
 	enum cp_policy pol;
 	u32 before, ssthresh, after;
 	unsigned long rate = 0;
