@@ -144,10 +144,12 @@ static const char * const cocktail_policy_names[CP_NR_POLICIES] = {
 
 static unsigned int cocktail_iw __read_mostly = 10;
 /*
- * Default hybrid threshold: Chan (2001, seed 002) measured slow-start
- * restart fastest for path delays of 10..100 ms and RBP fastest for
- * 150..300 ms; 100 ms is the edge of the range where SSR was measured to
- * win.  The bench (bench/) refines it on real stacks.
+ * Default hybrid threshold, on the path's minimum RTT: in the bench's
+ * restart scenario on Chan's dumbbell (README, "Choosing auto_rtt_us")
+ * slow-start restart was fastest at 40 ms RTT and pacing fastest or within
+ * 1% of it from 100 ms RTT on, so the edge lies in (40, 100] ms.  Chan's
+ * ns-2 tables (2001, seed 002) put it later, between 100 and 150 ms of
+ * one-way delay.
  */
 static unsigned int cocktail_auto_rtt_us __read_mostly = 100000;
 static unsigned int cocktail_cwv_mode __read_mostly = CP_CWV_2861;
