@@ -196,8 +196,8 @@ static inline enum cp_policy cp_auto_policy(u32 rtt_us, u32 auto_rtt_us)
 
 /*
  * The RTT auto compares: the path's minimum RTT, which the connection's
- * own queue does not inflate (srtt at a 40 ms path behind a full 15-packet
- * queue at 2 Mbit/s reads 100 ms), else srtt when there is no sample yet
+ * own queue does not inflate (srtt at a 40 ms path behind a 15-packet
+ * queue at 2 Mbit/s read 79..128 ms), else srtt when there is no sample yet
  * (the kernel's min_rtt is ~0U then).
  */
 static inline u32 cp_path_rtt_us(u32 min_rtt_us, u32 srtt_us)
@@ -286,7 +286,8 @@ static inline u64 cp_maxwin_get(const struct cp_maxwin *w)
  * - max: the larger of the two.  The delivery rate of a connection that
  *   was application-limited before the pause (keep-alive responses that
  *   fit in cwnd) is lower than what the path delivered; the window rate
- *   of a connection with a standing queue is at most the bottleneck rate.
+ *   is low when losses kept cwnd small, and high when cwnd grew while
+ *   application-limited (cwv=0).
  * 0 when neither can be computed.
  */
 static inline u64 cp_pace_rate(u64 bw_max, u32 cwnd, u32 mss, u32 srtt_us,

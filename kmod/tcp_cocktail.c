@@ -43,8 +43,8 @@
  *   auto   ssr when the path's RTT < auto_rtt_us, else pace.  The path's
  *          RTT is the kernel's windowed minimum (tcp_min_rtt()), not srtt:
  *          srtt includes the queue the connection built itself, which at
- *          a 40 ms path behind a 15-packet queue at 2 Mbit/s reads 100 ms
- *          and would call a short path long.
+ *          a 40 ms path behind a 15-packet queue at 2 Mbit/s read 79..128
+ *          ms and would call a short path long.
  * Every decision emits the tcp_cocktail:restart tracepoint and bumps a
  * counter in /sys/module/tcp_cocktail/parameters/stats.
  *
@@ -65,6 +65,46 @@
  * 2.9) and over-estimates when cwnd grew while application-limited with
  * cwv=0 (twice the link rate in the wire test).  max was never slower and
  * never retransmitted more in bench/pacerate-study; see the README.
+ *
+ * Pacing details: tcp_update_pacing_rate() rewrites sk_pacing_rate after
+ * every ACK (a pipelined request from the peer or a duplicate ACK may
+ * arrive during the flight), bounded by sk_max_pacing_rate.  To make the
+ * restart rate the one that applies to the whole flight we lower
+ * sk_max_pacing_rate to it for the flight and restore it afterwards,
+ * unless the application changed it meanwhile (SO_MAX_PACING_RATE then
+ * wins).  Internal pacing never paces a connection's first 10 data
+ * segments (tcp_update_skb_after_send(): data_segs_out >= 10; sch_fq's
+ * initial_quantum is its twin), which matters only for pace_iw.
+ *
+ * pace_iw=1 paces the initial window at IW * mss / srtt (srtt from the
+ * handshake), ending at the first ACK like a restart flight.  Because of
+ * the first-10-segments rule above it only spaces segments 11..IW: with
+ * iw <= 10 it has no effect on the wire.  There is no clean way around
+ * that from a congestion-control module (the rule reads data_segs_out, a
+ * counter reported to user space), so it is documented, not hidden.
+ *
+ * Congestion window validation (cwv), evaluated on every ACK:
+ *   0  cwnd grows on every ACK, application-limited or not
+ *   1  RFC 2861: grow only while tcp_is_cwnd_limited(); after one RTO
+ *      without being cwnd-limited, cwnd = (cwnd + max(used, IW)) / 2 and
+ *      ssthresh = max(ssthresh, 3/4 cwnd), as tcp_cwnd_application_limited
+ *   2  RFC 7661, simplified: pipeACK is the larger of the segments
+ *      delivered in the last two complete round trips.  While
+ *      pipeACK >= cwnd / 2 (validated) growth is as for 1 and nothing
+ *      decays; below that (non-validated period) cwnd neither grows nor
+ *      decays, and after 5 minutes in it cwnd = max(cwnd / 2, IW),
+ *      ssthresh = max(ssthresh, 3/4 cwnd).  Loss response stays Reno.
+ * The kernel has its own RFC 2861 decay in tcp_cwnd_validate(), which runs
+ * only when tcp_slow_start_after_idle=1 and only for non-.cong_control
+ * modules like this one.  Because this module does window validation
+ * itself, every ACK refreshes tp->snd_cwnd_stamp, which keeps that
+ * kernel path from firing: the cwv parameter alone decides, whatever the
+ * sysctl says.  Idle periods (nothing in flight) belong to the restart
+ * policy, not to cwv.
+ *
+ * Parameters are read once per decision, so a change applies to the next
+ * connection (iw, pace_iw), the next restart (restart, auto_rtt_us,
+ * pace_rate) or the next ACK (cwv).
  */
 #define pr_fmt(fmt) "tcp_cocktail: " fmt
 
