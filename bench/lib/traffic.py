@@ -110,9 +110,15 @@ def send_and_time(srv, cli, nbytes, timeout):
 
 def wait_acked(sock, timeout):
     """Wait until SOCK has no unacknowledged data; its tcp_info then."""
+    return wait_acked_by(lambda: tcpinfo.info(sock), timeout)
+
+
+def wait_acked_by(info, timeout):
+    """Poll INFO() (a tcp_info dict) until nothing is unacknowledged or
+    TIMEOUT passes; the last tcp_info."""
     end = time.monotonic() + timeout
     while True:
-        i = tcpinfo.info(sock)
+        i = info()
         if i["unacked"] == 0 or time.monotonic() > end:
             return i
         time.sleep(0.005)

@@ -62,16 +62,6 @@ def cells(g, only=None):
             yield rtt, 0, GRPC_KB, 1, "grpc"
 
 
-def _wait_acked(info, timeout):
-    """Poll INFO() until nothing is unacknowledged; the last tcp_info."""
-    end = time.monotonic() + timeout
-    while True:
-        i = info()
-        if i["unacked"] == 0 or time.monotonic() > end:
-            return i
-        time.sleep(0.005)
-
-
 class BenchConn:
     """A connection to the bench's own responder (server side in hand)."""
     server = "bench"
@@ -157,13 +147,13 @@ def one_conn(topo, open_conn, lst_bulk, pol, rtt, comp, size_kb, think,
     try:
         conn = open_conn(pol)
         conn.request(WARM)
-        _wait_acked(conn.info, 10)
+        traffic.wait_acked_by(conn.info, 10)
         drops0 = netns.bottleneck_drops(topo)
         for i in range(reqs):
             time.sleep(think)
             before = conn.info()
             t0, t1 = conn.request(size_kb * 1024)
-            after = _wait_acked(conn.info, 10)
+            after = traffic.wait_acked_by(conn.info, 10)
             out.append({"req": i, "seconds": round(t1 - t0, 6),
                         "ideal_s": round(rtt / 1000.0 + size_kb * 1024 * 8 /
                                          (RATE_KBIT * 1000.0), 6),
