@@ -7,6 +7,7 @@ parameters (global to the machine, so runs are sequential).  When
 scripts/tcp-tune exists the namespace sysctl is applied through
 `tcp-tune --netns` so the bench exercises it; otherwise with sysctl(8).
 """
+import concurrent.futures
 import os
 from pathlib import Path
 
@@ -134,19 +135,22 @@ def profile_text(policy, extra_params=None):
 STATE = REPO / "build" / "bench" / "tune"
 
 
-def apply(policy, ns_list, extra_params=None):
+def apply(policy, ns_list, extra_params=None, jobs=1):
     """Apply POLICY (plus EXTRA_PARAMS for the module, e.g. iw) in every
-    namespace of NS_LIST with `tcp-tune --netns NS apply FILE`, then check
-    that the namespace's sysctls and the module's parameters read back as
-    asked.  Without scripts/tcp-tune, sysctls are written directly.
+    namespace of NS_LIST with `tcp-tune --netns NS apply FILE` (JOBS
+    namespaces at a time), then check that the namespace's sysctls and the
+    module's parameters read back as asked.  Without scripts/tcp-tune,
+    sysctls are written directly.
     Returns a description of what was applied, for the CSV."""
     text = profile_text(policy, extra_params)
     tool = tcp_tune()
-    for ns in ns_list:
+    prof = STATE / ("%s.profile" % policy.name)
+    if tool:
+        prof.parent.mkdir(parents=True, exist_ok=True)
+        prof.write_text(text)
+
+    def one(ns):
         if tool:
-            prof = STATE / ("%s.profile" % policy.name)
-            prof.parent.mkdir(parents=True, exist_ok=True)
-            prof.write_text(text)
             netns.sh("%s --netns %s --state-dir %s --module-path %s apply %s"
                      % (tool, ns, STATE / ns, REPO / "kmod", prof))
         else:
@@ -161,6 +165,8 @@ def apply(policy, ns_list, extra_params=None):
             raise RuntimeError("%s: tcp_slow_start_after_idle is %s in %s, "
                                "wanted %d" % (policy.name, got, ns,
                                               policy.ssai))
+    with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
+        list(pool.map(one, ns_list))    # re-raises the first failure
     desc = ["ssai=%d" % policy.ssai]
     if policy.cc == "cocktail":
         want = dict(policy.cocktail)

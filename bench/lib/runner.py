@@ -5,7 +5,7 @@
     bench/results/<scenario>/*.png       plots
     bench/results/<scenario>/meta.json   kernel, CPU, date, commit, tc
 
-Usage: python -m bench.lib.runner SCENARIO [--quick] [--reps N]
+Usage: python -m bench.lib.runner SCENARIO [--quick] [--reps N] [--jobs N]
        [--out DIR] [--only K=V,...] [--report-only]
 """
 import argparse
@@ -26,6 +26,7 @@ class Context:
         self.name = name
         self.quick = args.quick
         self.reps = args.reps
+        self.jobs = args.jobs
         self.only = args.only
         self.outdir = outdir
         self.tc = []
@@ -65,6 +66,9 @@ def main(argv=None):
                     help="the small subset used by bench-quick")
     ap.add_argument("--reps", type=int, default=None,
                     help="repetitions per cell (default: scenario's)")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="cells run side by side, each on its own "
+                    "topology (restart only; default 1)")
     ap.add_argument("--out", default=None,
                     help="output directory (default bench/results/SCENARIO)")
     ap.add_argument("--only", default="",
@@ -77,6 +81,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.reps is not None and not 1 <= args.reps <= 1000:
         ap.error("--reps must be 1..1000")
+    if not 1 <= args.jobs <= 32:
+        ap.error("--jobs must be 1..32")
     args.only = parse_only(args.only)
     if args.out and len(args.scenario) > 1:
         ap.error("--out needs a single scenario")
@@ -115,7 +121,8 @@ def run_one(name, args):
     ctx.save(new)
     rows = ctx.old + new
     m = meta.collect(args.scenario, {"quick": args.quick, "reps": ctx.reps,
-                                     "only": args.only}, ctx.tc, ctx.extra)
+                                     "jobs": ctx.jobs, "only": args.only},
+                     ctx.tc, ctx.extra)
     m["notes"] = ctx.notes
     m["duration_s"] = round(time.monotonic() - ctx.t_start, 1)
     m["runs"] = len(rows)

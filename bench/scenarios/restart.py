@@ -28,7 +28,9 @@ just before the idle period.  Bottleneck drops are counted over the idle period 
 (cross traffic runs in both); idle_s is the idle time actually spent
 (on a loaded host it can exceed 1.5 RTO).
 """
+import concurrent.futures
 import itertools
+import threading
 import time
 
 from bench.lib import netns, plot, policies, published, table, traffic
@@ -50,6 +52,8 @@ QUICK = [dict(profile="chan2m", queues=["droptail"], delays=[20, 150],
               bursts=[100])]
 WARM_SEGS = 1000
 IDLE_RTO = 1.5
+# profiles up to this rate may run several cells side by side (--jobs)
+PARALLEL_MAX_KBIT = 10000
 PORT = 5001
 
 
@@ -81,7 +85,6 @@ def one_run(topo, lst, p, pol, burst, delay_ms, params):
         # slow bookkeeping (a tc process: seconds on a loaded TCG host)
         # happens inside the idle period, then sleep to its planned end
         drops0 = netns.bottleneck_drops(topo)
-        c0 = policies.counters()
         idle = IDLE_RTO * rto_s - before["last_data_sent"] / 1000.0
         left = t_idle0 + idle - time.monotonic()
         if left > 0:
@@ -89,10 +92,7 @@ def one_run(topo, lst, p, pol, burst, delay_ms, params):
         pre = traffic.tcpinfo.info(srv)
         t0, t_last = traffic.send_and_time(srv, cli, burst * mss, 120 * slow)
         after = traffic.wait_acked(srv, 10 * slow)
-        if pol.cc == "cocktail":
-            row["module_counters"] = " ".join(
-                "%s=%d" % kv for kv in sorted(policies.counter_delta(
-                    c0, policies.counters()).items()))
+        t_cross, cross_sent = time.monotonic() - t_idle0, cross.sent
         row.update({
             "seconds": round(t_last - t0, 6),
             "ideal_s": round(ideal_s(p, delay_ms, burst, mss), 6),
@@ -108,7 +108,12 @@ def one_run(topo, lst, p, pol, burst, delay_ms, params):
             "cwnd_before_idle": before["snd_cwnd"],
             "cwnd_at_burst": pre["snd_cwnd"],
             "cwnd_after": after["snd_cwnd"],
-            "cross_pkts": cross.sent,
+            "cross_pkts": cross_sent,
+            # what the cross traffic really sent from the start of the idle
+            # period until the burst was acked (a late sender thread would
+            # leave the burst more of the link than the ideal assumes)
+            "cross_kbit_sent": round(cross_sent * cross.frame * 8 /
+                                     t_cross / 1000.0, 1),
         })
         row["ratio_ideal"] = round(row["seconds"] / row["ideal_s"], 4)
     finally:
@@ -136,59 +141,174 @@ def _grid(ctx):
                     yield g["profile"], q, d, bursts
 
 
+def _lanes(ctx):
+    """The grid's cells in groups that run side by side: up to ctx.jobs
+    cells of one profile (each on a topology of its own).  A profile
+    faster than PARALLEL_MAX_KBIT always runs one cell at a time: under
+    TCG its packet rate alone can load the VM's CPUs."""
+    cells = list(_grid(ctx))
+    for prof in dict.fromkeys(c[0] for c in cells):
+        mine = [c for c in cells if c[0] == prof]
+        width = ctx.jobs if PROFILES[prof]["rate_kbit"] <= \
+            PARALLEL_MAX_KBIT else 1
+        for i in range(0, len(mine), width):
+            yield mine[i:i + width]
+
+
+class Cell:
+    """One (profile, queue, delay) cell: its topology, with the listener
+    on s1 and the namespace sysctls set."""
+
+    def __init__(self, ctx, prof, q, d, bursts):
+        self.prof, self.q, self.d, self.bursts = prof, q, d, bursts
+        self.p = p = PROFILES[prof]
+        self.topo = netns.topo(senders=4, rtt=2 * d,
+                               rate="%dkbit" % p["rate_kbit"],
+                               limit=p["queue_pkts"], red=(q == "red"))
+        self.topo.up()
+        self.s1 = self.topo.pairs[0]["server_ns"]
+        self.lst = None
+        try:
+            for ns in (self.s1, self.topo.pairs[0]["client_ns"]):
+                netns.sysctl(ns, "net.ipv4.tcp_no_metrics_save", 1)
+                netns.sysctl(ns, "net.ipv4.tcp_timestamps", p["timestamps"])
+            ctx.tc.append({"profile": prof, "queue": q, "delay_ms": d,
+                           "netem_topo": self.topo.args(),
+                           "tc": self.topo.info["tc"]})
+            self.lst = traffic.Listener(self.s1,
+                                        self.topo.pairs[0]["server_addr"],
+                                        PORT)
+        except BaseException:
+            self.close()
+            raise
+
+    def run(self, pol, burst, params, base):
+        """One run of POL with BURST into a copy of BASE (the row)."""
+        row = dict(base, profile=self.prof, queue=self.q, delay_ms=self.d)
+        t = time.monotonic()
+        try:
+            row.update(one_run(self.topo, self.lst, self.p, pol, burst,
+                               self.d, params))
+        except (OSError, TimeoutError, RuntimeError) as e:
+            row["error"] = "%s: %s" % (type(e).__name__, e)
+        row["wall_s"] = round(time.monotonic() - t, 1)
+        return row
+
+    def close(self):
+        if self.lst:
+            self.lst.close()
+        self.topo.down()
+
+
+def _build(ctx, lane, cells):
+    """Build the cells of LANE (4 topologies at a time: netem-topo is
+    seconds of ip/tc commands under TCG) into CELLS, in LANE's order; the
+    first failure is raised once every builder has finished (the caller
+    closes what was built)."""
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        futs = [pool.submit(Cell, ctx, *c) for c in lane]
+        concurrent.futures.wait(futs)
+    cells += [f.result() for f in futs if not f.exception()]
+    for f in futs:
+        if f.exception():
+            raise f.exception()
+
+
+def _cpu_busy():
+    """(busy, total) jiffies of the VM's CPUs, from /proc/stat."""
+    f = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+    idle = f[3] + (f[4] if len(f) > 4 else 0)
+    return sum(f) - idle, sum(f)
+
+
+def _batch(ctx, cells, pol, burst, params, base):
+    """Run POL's BURST on every cell of CELLS at once, one thread a cell.
+    Every row carries the batch size, the VM's CPU load over the batch
+    and the module's counter changes (module counters are global, so in a
+    batch of several cells they sum over the batch)."""
+    c0, cpu0 = policies.counters(), _cpu_busy()
+    out = {}
+
+    def one(c):
+        try:
+            out[c] = c.run(pol, burst, params, base)
+        except BaseException as e:  # a bug: re-raised below, not lost
+            out[c] = e
+
+    threads = [threading.Thread(target=one, args=(c,), daemon=True)
+               for c in cells]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    for c in cells:
+        if isinstance(out[c], BaseException):
+            raise out[c]
+    cpu1 = _cpu_busy()
+    busy = (cpu1[0] - cpu0[0]) / max(1, cpu1[1] - cpu0[1])
+    counters = " ".join("%s=%d" % kv for kv in sorted(
+        policies.counter_delta(c0, policies.counters()).items()))
+    rows = []
+    for c in cells:
+        row = out[c]
+        row.update(batch_cells=len(cells), batch_cpu_busy=round(busy, 3))
+        if pol.cc == "cocktail":
+            row["module_counters"] = counters
+        rows.append(row)
+    return rows
+
+
 def run(ctx):
     ctx.reps = ctx.reps or (1 if ctx.quick else 5)
+    ctx.jobs = max(1, getattr(ctx, "jobs", 1) or 1)
     names = ctx.only.get("policy")
     pols = policies.available(names, log=ctx.note)
     if not pols:
         raise SystemExit("restart: no policy can run here")
     ctx.extra["policies"] = [p.name for p in pols]
     ctx.extra["cocktail_params_at_start"] = policies.get_params()
+    ctx.extra["jobs"] = ctx.jobs
     rows = []
     order = itertools.count()
-    for prof, q, d, bursts in _grid(ctx):
-        p = PROFILES[prof]
-        topo = netns.topo(senders=4, rtt=2 * d, rate="%dkbit" % p["rate_kbit"],
-                          limit=p["queue_pkts"], red=(q == "red"))
-        topo.up()
-        s1 = topo.pairs[0]["server_ns"]
+    for lane in _lanes(ctx):
+        cells = []
         try:
-            for ns in (s1, topo.pairs[0]["client_ns"]):
-                netns.sysctl(ns, "net.ipv4.tcp_no_metrics_save", 1)
-                netns.sysctl(ns, "net.ipv4.tcp_timestamps", p["timestamps"])
-            ctx.tc.append({"profile": prof, "queue": q, "delay_ms": d,
-                           "netem_topo": topo.args(), "tc": topo.info["tc"]})
-            lst = traffic.Listener(s1, topo.pairs[0]["server_addr"], PORT)
-            applied = {}
+            _build(ctx, lane, cells)
+            s1s = [c.s1 for c in cells]
+            ctx.log("%d cell(s) side by side: %s" % (len(cells), ", ".join(
+                "%s/%s/%d ms" % (c.prof, c.q, c.d) for c in cells)))
+            applied = None
             for rep in range(ctx.reps):
                 k = rep % len(pols)       # rotate the order every repetition
                 for pol in pols[k:] + pols[:k]:
-                    for burst in bursts:
-                        base = {"profile": prof, "queue": q, "delay_ms": d,
-                                "burst": burst, "policy": pol.name,
-                                "rep": rep, "order": next(order)}
+                    if applied != pol.name:
                         t = time.monotonic()
-                        try:
-                            if applied.get("name") != pol.name:
-                                applied["params"] = policies.apply(pol, [s1])
-                                applied["name"] = pol.name
-                            base.update(one_run(topo, lst, p, pol, burst, d,
-                                                applied["params"]))
-                        except (OSError, TimeoutError, RuntimeError) as e:
-                            base["error"] = "%s: %s" % (type(e).__name__, e)
-                        base["wall_s"] = round(time.monotonic() - t, 1)
-                        rows.append(base)
-                        ctx.log("%s %s d=%d b=%d %-14s %s s (ideal %s) "
-                                "rtx %s wall %s" % (
-                                    prof, q, d, burst, pol.name,
-                                    base.get("seconds"), base.get("ideal_s"),
-                                    base.get("burst_retrans"),
-                                    base["wall_s"]))
+                        params = policies.apply(pol, s1s, jobs=4)
+                        applied = pol.name
+                        ctx.log("%s applied in %d namespace(s) in %.0f s" % (
+                            pol.name, len(s1s), time.monotonic() - t))
+                    for burst in dict.fromkeys(
+                            b for c in cells for b in c.bursts):
+                        batch = [c for c in cells if burst in c.bursts]
+                        base = {"burst": burst, "policy": pol.name,
+                                "rep": rep, "order": next(order)}
+                        for row in _batch(ctx, batch, pol, burst, params,
+                                          base):
+                            rows.append(row)
+                            ctx.log("%s %s d=%d b=%d %-14s %s s (ideal %s) "
+                                    "rtx %s wall %s cpu %s" % (
+                                        row["profile"], row["queue"],
+                                        row["delay_ms"], burst, pol.name,
+                                        row.get("seconds"),
+                                        row.get("ideal_s"),
+                                        row.get("burst_retrans"),
+                                        row["wall_s"],
+                                        row["batch_cpu_busy"]))
                 ctx.save(rows)
-            lst.close()
         finally:
-            policies.revert([s1])
-            topo.down()
+            policies.revert([c.s1 for c in cells])
+            with concurrent.futures.ThreadPoolExecutor(4) as pool:
+                list(pool.map(Cell.close, cells))
     return rows
 
 

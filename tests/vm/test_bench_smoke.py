@@ -17,7 +17,8 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 # scenario -> (--only filter, columns every good row must have)
 CASES = {
-    "restart": ("delay_ms=20,policy=cocktail-auto",
+    # restart: both quick delays side by side (--jobs 2)
+    "restart": ("policy=cocktail-auto",
                 ["seconds", "ideal_s", "burst_retrans", "cwnd_before_idle"]),
     "iw": ("variant=route-iw2,variant=cocktail-iw2",
            ["seconds", "round_trips", "first_flight"]),
@@ -29,10 +30,13 @@ CASES = {
 }
 
 
+EXTRA_ARGS = {"restart": ["--jobs", "2"]}
+
+
 def run_scenario(name, only):
     out = OUT / name
     cmd = [sys.executable, "-m", "bench.lib.runner", name, "--quick",
-           "--reps", "1", "--out", str(out)]
+           "--reps", "1", "--out", str(out)] + EXTRA_ARGS.get(name, [])
     if only:
         cmd += ["--only", only]
     env = dict(os.environ, MPLCONFIGDIR=str(REPO / "build" / "mpl"))
@@ -71,17 +75,26 @@ def test_scenario_outputs(name):
 
 def test_restart_rows_are_consistent():
     """The burst retransmissions and times the restart smoke run wrote are
-    plausible (non-negative, time above one one-way delay)."""
+    plausible (non-negative, time above one one-way delay), and its two
+    cells ran side by side (--jobs 2), each on its own topology."""
     path = OUT / "restart" / "runs.csv"
     if not path.exists():
         pytest.skip("restart smoke run did not produce runs.csv")
     with open(path, newline="") as f:
-        for r in csv.DictReader(f):
-            if r.get("error"):
-                continue
-            assert int(r["burst_retrans"]) >= 0
-            assert float(r["seconds"]) > 0.02
-            assert int(r["mss"]) == 1460
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        assert r["batch_cells"] == "2", r
+        assert 0 <= float(r["batch_cpu_busy"]) <= 1, r
+        if r.get("error"):
+            continue
+        assert int(r["burst_retrans"]) >= 0
+        assert float(r["seconds"]) > int(r["delay_ms"]) / 1000.0
+        assert int(r["mss"]) == 1460
+        assert float(r["cross_kbit_sent"]) > 0
+    assert sorted({int(r["delay_ms"]) for r in rows}) == [20, 150]
+    meta = json.loads((OUT / "restart" / "meta.json").read_text())
+    assert meta["args"]["jobs"] == 2
+    assert sorted(t["delay_ms"] for t in meta["tc"]) == [20, 150]
 
 
 def _nginx_rows_or_note(name, key, value):
