@@ -213,6 +213,45 @@ def auto_summary(rows, group, row_key, policies, auto="cocktail-auto",
     return head, lines
 
 
+def crossover(rows, group, row_key, a="cocktail-ssr", b="cocktail-pace"):
+    """Policy B against policy A at each value of ROW_KEY, over every
+    table (GROUP value) that has both: a list of dicts with keys value,
+    cells, b_faster (cells where B's median time is lower), ratio (median
+    over cells of B's median / A's median) and b_rtx_le (cells where B's
+    median retransmissions are no higher than A's)."""
+    cs = cells(rows, group, row_key)
+    out = []
+    for rv in _order([k[1] for k in cs]):
+        pairs = [(cs[(g, rv, a)], cs[(g, rv, b)])
+                 for g in _order([k[0] for k in cs])
+                 if (g, rv, a) in cs and (g, rv, b) in cs
+                 and cs[(g, rv, a)]["median"] and
+                 cs[(g, rv, b)]["median"] is not None]
+        if not pairs:
+            continue
+        out.append({
+            "value": rv, "cells": len(pairs),
+            "b_faster": sum(y["median"] < x["median"] for x, y in pairs),
+            "ratio": stats.median([y["median"] / x["median"]
+                                   for x, y in pairs]),
+            "b_rtx_le": sum(x["rtx"] is not None and y["rtx"] is not None
+                            and y["rtx"] <= x["rtx"] for x, y in pairs)})
+    return out
+
+
+def switch_point(lines):
+    """(last value where B is not faster in most cells, first value from
+    which B is faster in most cells at it and at every larger value), from
+    crossover() output; None for a side that does not exist."""
+    wins = [ln["b_faster"] * 2 > ln["cells"] for ln in lines]
+    k = len(wins)
+    while k > 0 and wins[k - 1]:
+        k -= 1
+    below = lines[k - 1]["value"] if k > 0 else None
+    above = lines[k]["value"] if k < len(lines) else None
+    return below, above
+
+
 def notes(ctx):
     """The run's notes: CTX's, or (--report-only) the ones meta.json
     kept from the run that produced runs.csv."""

@@ -79,3 +79,45 @@ def test_published_chan_transcription():
     assert len(chan) == 8 * 4 * 2 * 4      # delays x bursts x queues x pols
     heid = published.load("heidemann1997_table1.csv")
     assert [r["mean_ms"] for r in heid] == [43, 605, 195, 26]
+
+
+def _xrows():
+    """ssr vs pace at 3 delays in 2 tables: pace loses at 10 ms in both,
+    wins one of two at 50 ms, wins both at 100 ms."""
+    rows = []
+    times = {10: [(2.0, 3.0), (2.0, 2.5)], 50: [(3.0, 2.0), (3.0, 3.3)],
+             100: [(4.0, 3.0), (5.0, 2.5)]}
+    for d, per_table in times.items():
+        for q, (ssr, pace) in zip(("droptail", "red"), per_table):
+            for pol, v, rtx in (("cocktail-ssr", ssr, 5),
+                                ("cocktail-pace", pace, 4 if d == 100
+                                 else 6)):
+                rows.append({"profile": "p", "queue": q, "burst": 100,
+                             "delay_ms": d, "policy": pol, "seconds": v,
+                             "burst_retrans": rtx})
+    return rows
+
+
+def test_crossover_counts_and_ratio():
+    lines = table.crossover(_xrows(), GROUP, "delay_ms")
+    assert [ln["value"] for ln in lines] == [10, 50, 100]
+    assert [ln["cells"] for ln in lines] == [2, 2, 2]
+    assert [ln["b_faster"] for ln in lines] == [0, 1, 2]
+    assert abs(lines[0]["ratio"] - (1.5 + 1.25) / 2) < 1e-9
+    assert abs(lines[2]["ratio"] - (0.75 + 0.5) / 2) < 1e-9
+    assert [ln["b_rtx_le"] for ln in lines] == [0, 0, 2]
+
+
+def test_switch_point():
+    lines = table.crossover(_xrows(), GROUP, "delay_ms")
+    assert table.switch_point(lines) == (50, 100)
+    # pace faster everywhere: no lower side; nowhere: no upper side
+    assert table.switch_point([{"value": 1, "cells": 1, "b_faster": 1}]) \
+        == (None, 1)
+    assert table.switch_point([{"value": 1, "cells": 2, "b_faster": 1}]) \
+        == (1, None)
+    # a win below a loss does not count: the switch is above the loss
+    assert table.switch_point([
+        {"value": 1, "cells": 1, "b_faster": 1},
+        {"value": 2, "cells": 1, "b_faster": 0},
+        {"value": 3, "cells": 1, "b_faster": 1}]) == (2, 3)
