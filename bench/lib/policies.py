@@ -11,7 +11,7 @@ import concurrent.futures
 import os
 from pathlib import Path
 
-from . import netns
+from . import ktrace, netns
 
 REPO = Path(__file__).resolve().parents[2]
 PARAMS = Path("/sys/module/tcp_cocktail/parameters")
@@ -143,6 +143,7 @@ def apply(policy, ns_list, extra_params=None, jobs=1):
     sysctls are written directly.
     Returns a description of what was applied, for the CSV."""
     text = profile_text(policy, extra_params)
+    ktrace.marker("policy=%s" % policy.name)
     tool = tcp_tune()
     prof = STATE / ("%s.profile" % policy.name)
     if tool:

@@ -6,7 +6,7 @@
     bench/results/<scenario>/meta.json   kernel, CPU, date, commit, tc
 
 Usage: python -m bench.lib.runner SCENARIO [--quick] [--reps N] [--jobs N]
-       [--out DIR] [--only K=V,...] [--report-only]
+       [--out DIR] [--only K=V,...] [--trace] [--report-only]
 """
 import argparse
 import importlib
@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import meta, table
+from . import ktrace, meta, table
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = ("restart", "iw", "keepalive", "phttp", "overhead", "ooo")
@@ -76,6 +76,9 @@ def main(argv=None):
     ap.add_argument("--append", action="store_true",
                     help="keep the rows of an existing runs.csv and add "
                     "this run's (tables then cover both)")
+    ap.add_argument("--trace", action="store_true",
+                    help="record the module's tracepoints (restart, "
+                    "pace_end) into trace.txt and restarts.csv")
     ap.add_argument("--report-only", action="store_true",
                     help="rebuild table/plots from an existing runs.csv")
     args = ap.parse_args(argv)
@@ -117,7 +120,15 @@ def run_one(name, args):
     if args.append and (outdir / "runs.csv").exists():
         ctx.old = table.read_csv(outdir / "runs.csv")
         ctx.note("appended to %d rows of an earlier run" % len(ctx.old))
-    new = mod.run(ctx)
+    tracing = args.trace and ktrace.start()
+    if args.trace and not tracing:
+        ctx.note("--trace: no tcp_cocktail events in tracefs (module not "
+                 "loaded?); nothing traced")
+    try:
+        new = mod.run(ctx)
+    finally:
+        if tracing:
+            ctx.extra["trace"] = ktrace.stop(outdir)
     ctx.save(new)
     rows = ctx.old + new
     m = meta.collect(args.scenario, {"quick": args.quick, "reps": ctx.reps,

@@ -1,0 +1,112 @@
+"""The module's tracepoints during a bench run (bench/run --trace).
+
+start() clears the trace buffer and enables tcp_cocktail:restart and
+tcp_cocktail:pace_end; policies.apply() writes a trace_marker line
+("bench policy=NAME") each time it applies a policy, so every event can be
+attributed to the policy in force; stop() disables the events and writes
+
+    trace.txt      the raw trace buffer
+    restarts.csv   one row per event: time, event, policy, and the
+                   event's own fields (sport, dport, requested, policy
+                   applied, idle_us, srtt_us, path_rtt_us, cwnd_before,
+                   cwnd_after, pacing_rate; reason, segs, duration_us)
+
+The kernel's ring buffer is per CPU and finite: `lost` in meta.json counts
+the events the kernel reported as overwritten.
+"""
+import re
+from pathlib import Path
+
+TRACING = Path("/sys/kernel/tracing")   # start() mounts tracefs if needed
+EVENTS = ("restart", "pace_end")
+BUFFER_KB = 8192
+_on = False     # markers are written only while start() is in effect
+
+_LINE = re.compile(r"^\s*(?P<task>.+?)\s+\[(?P<cpu>\d+)\]\s+\S+\s+"
+                   r"(?P<ts>\d+\.\d+):\s+(?P<event>[\w:]+):\s+(?P<rest>.*)$")
+_KV = re.compile(r"(\w+)=(\S*)")
+
+
+def _write(path, text):
+    try:
+        (TRACING / path).write_text(text)
+        return True
+    except OSError:
+        return False
+
+
+def available():
+    return (TRACING / "events" / "tcp_cocktail").is_dir()
+
+
+def start():
+    """Clear the buffer and enable the module's events; False when the
+    module (or tracefs) is not there."""
+    global _on, TRACING
+    from . import netns
+    TRACING = Path(netns.netlab.tracefs())
+    if not available():
+        return False
+    _write("buffer_size_kb", str(BUFFER_KB))
+    _write("trace", "")
+    for ev in EVENTS:
+        _write("events/tcp_cocktail/%s/enable" % ev, "1")
+    _on = _write("tracing_on", "1")
+    return _on
+
+
+def marker(text):
+    """A line in the trace, while start() is in effect."""
+    if _on:
+        _write("trace_marker", "bench %s\n" % text)
+
+
+def parse(text):
+    """Rows (dicts) for the module's events in trace TEXT; each carries the
+    policy named by the latest "bench policy=NAME" marker before it (the
+    event's own `policy` field, the one applied, is `applied`)."""
+    rows, bench_policy = [], ""
+    for ln in text.splitlines():
+        if ln.startswith("#"):
+            continue
+        m = _LINE.match(ln)
+        if not m:
+            continue
+        ev, rest = m.group("event"), m.group("rest")
+        if ev == "tracing_mark_write":
+            kv = dict(_KV.findall(rest))
+            if rest.startswith("bench ") and "policy" in kv:
+                bench_policy = kv["policy"]
+            continue
+        if ev not in EVENTS:
+            continue
+        row = {"t": float(m.group("ts")), "event": ev,
+               "bench_policy": bench_policy}
+        for k, v in _KV.findall(rest):
+            row["applied" if k == "policy" else k] = \
+                int(v) if v.isdigit() else v
+        rows.append(row)
+    return rows
+
+
+def stop(outdir):
+    """Disable the events and write trace.txt and restarts.csv into
+    OUTDIR; returns {"events": n, "lost": n} for meta.json."""
+    global _on
+    from . import table
+    _on = False
+    for ev in EVENTS:
+        _write("events/tcp_cocktail/%s/enable" % ev, "0")
+    try:
+        text = (TRACING / "trace").read_text()
+    except OSError:
+        return {"events": 0, "lost": None}
+    Path(outdir, "trace.txt").write_text(text)
+    rows = parse(text)
+    if rows:
+        table.write_csv(Path(outdir, "restarts.csv"), rows)
+    lost = None
+    m = re.search(r"entries-in-buffer/entries-written: (\d+)/(\d+)", text)
+    if m:
+        lost = int(m.group(2)) - int(m.group(1))
+    return {"events": len(rows), "lost": lost}
