@@ -285,15 +285,19 @@ def report(ctx, rows):
           "at 20 Mbit/s), total retransmissions of the measured requests, "
           "bottleneck drops during the cell. `auto vs fastest` compares "
           "medians (goal within 10%, retransmissions no higher than "
-          "cocktail-ssr); `—`: not run for that server.\n\n"]
+          "cocktail-ssr); the last column compares auto with the fastest "
+          "policy that retransmitted no more than cocktail-ssr (speed "
+          "bought with loss is not a win); `—`: not run for that "
+          "server.\n\n"]
     md += ["- %s\n" % n for n in table.notes(ctx)]
     keys = []
     for r in rows:
         if _key(r) not in keys:
             keys.append(_key(r))
     md.append("\n| case | server | RTT ms | bulk | object KB | think s | " +
-              " | ".join(present) + " | fastest | auto vs fastest |\n")
-    md.append("|" + "---|" * (8 + len(present)) + "\n")
+              " | ".join(present) + " | fastest | auto vs fastest | "
+              "auto vs fastest at rtx ≤ SSR |\n")
+    md.append("|" + "---|" * (9 + len(present)) + "\n")
     for k in keys:
         sel = [r for r in rows if _key(r) == k
                and r.get("seconds") is not None]
@@ -320,6 +324,9 @@ def report(ctx, rows):
         line.append("%s, %s" % (table.pct(v["auto_gap"]),
                                 {True: "rtx ≤ SSR", False: "rtx > SSR",
                                  None: "n/a"}[v["auto_rtx_ok"]]))
+        line.append("%s (%s)" % (table.pct(v["auto_gap_fair"]),
+                                 v["fair_winner"])
+                    if v["fair_winner"] else "n/a")
         md.append("| " + " | ".join(line) + " |\n")
     errs = [r for r in rows if r.get("error")]
     if errs:

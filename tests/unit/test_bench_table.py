@@ -38,8 +38,12 @@ def test_verdict_and_auto_summary():
                        if (g, 300, p) in cs}, POLICIES)
     assert v["winner"] == "cocktail-auto"
     assert v["auto_gap"] == 0 and v["auto_rtx_ok"] is False
+    # Linux default and SSR tie at 8.0 s with rtx <= 1: auto (4.0 s) beats
+    # the fastest policy that did not buy speed with loss by 50%
+    assert v["fair_winner"] == "cocktail-ssr" and v["auto_gap_fair"] == -0.5
     head, lines = table.auto_summary(_rows(), GROUP, "delay_ms", POLICIES)
-    assert head == "auto met the goal in 1 of 2 cells"
+    assert head == ("auto met the goal in 1 of 2 cells; against the fastest "
+                    "policy that retransmitted no more than SSR, in 1")
     assert len(lines) == 1 and "delay_ms=300" in lines[0]
     assert "retransmits more than SSR" in lines[0]
 
