@@ -27,6 +27,12 @@ Burst retransmissions = tcpi_total_retrans after the burst is acked minus
 just before the idle period.  Bottleneck drops are counted over the idle period and the burst
 (cross traffic runs in both); idle_s is the idle time actually spent
 (on a loaded host it can exceed 1.5 RTO).
+
+--jobs N: up to N (profile, queue, delay) cells of a profile at or below
+PARALLEL_MAX_KBIT run side by side, each on its own topology.  The
+module's parameters are global, so every cell of a batch runs the same
+policy and burst at the same moment; a repetition is a series of such
+batches, the policy order rotating as without --jobs.
 """
 import concurrent.futures
 import itertools
