@@ -233,6 +233,49 @@ def auto_summary(rows, group, row_key, policies, auto="cocktail-auto",
     return head, lines
 
 
+def policy_summary(rows, group, row_key, policies, ssr="cocktail-ssr"):
+    """One dict per policy over every table line (cell) that has it: cells,
+    wins (fastest median), ratio_fastest and ratio_ideal (medians over
+    cells of its median time / the fastest median, / the ideal), rtx_le_ssr
+    (cells where its median retransmissions are no higher than SSR's) and
+    rtx_sum (sum over cells of its median retransmissions)."""
+    cs = cells(rows, group, row_key)
+    lines = _order([(k[0], k[1]) for k in cs])
+    acc = {p: {"policy": p, "cells": 0, "wins": 0, "rf": [], "ri": [],
+               "rtx_le_ssr": 0, "rtx_sum": 0} for p in policies}
+    for g, rv in lines:
+        percell = {p: cs[(g, rv, p)] for p in policies
+                   if (g, rv, p) in cs and cs[(g, rv, p)]["median"]
+                   is not None}
+        if not percell:
+            continue
+        best = min(c["median"] for c in percell.values())
+        v = verdict(percell, policies, ssr=ssr)
+        s_rtx = percell[ssr]["rtx"] if ssr in percell else None
+        for p, c in percell.items():
+            a = acc[p]
+            a["cells"] += 1
+            a["wins"] += v["winner"] == p
+            if best > 0:
+                a["rf"].append(c["median"] / best)
+            if c["ideal"]:
+                a["ri"].append(c["median"] / c["ideal"])
+            if c["rtx"] is not None:
+                a["rtx_sum"] += c["rtx"]
+                if s_rtx is not None and c["rtx"] <= s_rtx:
+                    a["rtx_le_ssr"] += 1
+    out = []
+    for p in policies:
+        a = acc[p]
+        if not a["cells"]:
+            continue
+        out.append({"policy": p, "cells": a["cells"], "wins": a["wins"],
+                    "ratio_fastest": stats.median(a["rf"]),
+                    "ratio_ideal": stats.median(a["ri"]),
+                    "rtx_le_ssr": a["rtx_le_ssr"], "rtx_sum": a["rtx_sum"]})
+    return out
+
+
 def crossover(rows, group, row_key, a="cocktail-ssr", b="cocktail-pace"):
     """Policy B against policy A at each value of ROW_KEY, over every
     table (GROUP value) that has both: a list of dicts with keys value,

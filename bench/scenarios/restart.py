@@ -39,7 +39,8 @@ import itertools
 import threading
 import time
 
-from bench.lib import netns, plot, policies, published, table, traffic
+from bench.lib import (netns, plot, policies, published, stats, table,
+                       traffic)
 
 PROFILES = {
     "chan2m": dict(rate_kbit=2000, queue_pkts=15, clamp_segs=22,
@@ -326,6 +327,97 @@ def _published(rows):
     return out
 
 
+def _policies_md(rows, names):
+    """Markdown: every policy over every cell of a profile."""
+    md = ["\n## Every policy over the grid\n\nPer profile, over every "
+          "(queue, burst, delay) cell: in how many cells the policy had the "
+          "fastest median, the median over cells of its median time / the "
+          "fastest policy's and / the ideal, in how many cells its median "
+          "burst retransmissions were no higher than cocktail-ssr's, and "
+          "the sum over cells of its median burst retransmissions.\n"]
+    for prof in dict.fromkeys(r["profile"] for r in rows):
+        mine = [r for r in rows if r["profile"] == prof]
+        summ = table.policy_summary(mine, ["queue", "burst"], "delay_ms",
+                                    names)
+        md.append("\n### %s\n\n| policy | cells | fastest in | median "
+                  "×fastest | median ×ideal | rtx ≤ SSR in | burst rtx "
+                  "(sum) |\n|---|---|---|---|---|---|---|\n" % prof)
+        for d in summ:
+            md.append("| %s | %d | %d | %s | %s | %d | %g |\n" % (
+                d["policy"], d["cells"], d["wins"],
+                table.fmt(d["ratio_fastest"]), table.fmt(d["ratio_ideal"]),
+                d["rtx_le_ssr"], d["rtx_sum"]))
+    return md
+
+
+def auto_choices(rows):
+    """{id(row): "ssr"|"pace"} for the cocktail-auto rows: what auto ran.
+    The module counts its choices (auto_ssr, auto_pace) per batch of cells
+    that ran at once (rows sharing `order`); auto picks ssr below a
+    threshold of the path's minimum RTT, so the batch's auto_ssr cells are
+    the ones with the smallest min_rtt_ms."""
+    out = {}
+    batches = {}
+    for r in rows:
+        if r.get("policy") == "cocktail-auto" and r.get("min_rtt_ms") \
+                is not None and r.get("module_counters"):
+            batches.setdefault(r.get("order"), []).append(r)
+    for batch in batches.values():
+        cnt = dict(kv.split("=") for kv in
+                   str(batch[0]["module_counters"]).split() if "=" in kv)
+        n_ssr = int(cnt.get("auto_ssr", 0))
+        if n_ssr + int(cnt.get("auto_pace", 0)) != len(batch):
+            continue        # restarts outside the measured bursts: unsure
+        for i, r in enumerate(sorted(batch, key=lambda r: r["min_rtt_ms"])):
+            out[id(r)] = "ssr" if i < n_ssr else "pace"
+    return out
+
+
+def _auto_vs_chosen_md(rows):
+    """Markdown: auto against the policy it ran, cell by cell (same
+    profile, queue, burst, delay): how far apart two runs of the same
+    restart are, i.e. the grid's noise floor."""
+    ch = auto_choices(rows)
+    if not ch:
+        return []
+    md = ["\n## auto against the policy it ran (the noise floor)\n\n"
+          "auto runs ssr or pace; here its runs are set beside that "
+          "policy's runs in the same cells. Ratios are medians over "
+          "cells of the cell medians.\n\n| profile | auto ran | cells | "
+          "auto ×ideal | that policy ×ideal | auto / that policy | auto rtx "
+          "| that policy rtx |\n|---|---|---|---|---|---|---|---|\n"]
+    key = ("profile", "queue", "burst", "delay_ms")
+    for prof in dict.fromkeys(r["profile"] for r in rows):
+        for pol in ("ssr", "pace"):
+            cellrows = {}
+            for r in rows:
+                if r["profile"] != prof or r.get("seconds") is None:
+                    continue
+                k = tuple(r[x] for x in key)
+                if r["policy"] == "cocktail-auto" and ch.get(id(r)) == pol:
+                    cellrows.setdefault(k, ([], []))[0].append(r)
+                elif r["policy"] == "cocktail-" + pol:
+                    cellrows.setdefault(k, ([], []))[1].append(r)
+            pairs = [(a, b) for a, b in cellrows.values() if a and b]
+            if not pairs:
+                continue
+
+            def med(rs, f):
+                return stats.median([f(r) for r in rs])
+            ri = [(med(a, lambda r: r["seconds"] / r["ideal_s"]),
+                   med(b, lambda r: r["seconds"] / r["ideal_s"]),
+                   med(a, lambda r: r["burst_retrans"]),
+                   med(b, lambda r: r["burst_retrans"])) for a, b in pairs]
+            md.append("| %s | %s | %d | %s | %s | %s | %s | %s |\n" % (
+                prof, pol, len(pairs),
+                table.fmt(stats.median([x[0] for x in ri])),
+                table.fmt(stats.median([x[1] for x in ri])),
+                table.fmt(stats.median([x[0] / x[1] for x in ri])),
+                table.fmt(stats.median([x[2] for x in ri])),
+                table.fmt(stats.median([x[3] for x in ri]))))
+    return md
+
+
 def _crossover_md(rows):
     """Markdown: SSR against pace at each delay, per profile, over every
     queue and burst table; the delays between which pace starts to win
@@ -397,6 +489,8 @@ def report(ctx, rows):
     md.append("\n## auto vs the fastest policy\n\n%s (goal: within 10%%, "
               "retransmissions no higher than cocktail-ssr).\n" % head)
     md += [ln + "\n" for ln in lines]
+    md += _policies_md(rows, names)
+    md += _auto_vs_chosen_md(rows)
     md += _crossover_md(rows)
     (ctx.outdir / "table.md").write_text("".join(md))
     pub = published.chan()

@@ -166,3 +166,20 @@ def test_ktrace_stop_writes_files_and_counts_lost(tmp_path, monkeypatch):
     assert (out / "trace.txt").read_text() == TRACE
     rows = table.read_csv(out / "restarts.csv")
     assert [r["applied"] for r in rows] == ["keep", "pace", None]
+
+
+def test_policy_summary():
+    out = {d["policy"]: d for d in table.policy_summary(
+        _rows(), GROUP, "delay_ms", POLICIES)}
+    assert set(out) == {"linux-default", "cocktail-ssr", "cocktail-auto"}
+    d, s, a = out["linux-default"], out["cocktail-ssr"], out["cocktail-auto"]
+    assert (d["cells"], s["cells"], a["cells"]) == (2, 2, 2)
+    # fastest: ssr at 10 ms (3.0), auto at 300 ms (4.0)
+    assert (d["wins"], s["wins"], a["wins"]) == (0, 1, 1)
+    assert abs(s["ratio_fastest"] - (1.0 + 2.0) / 2) < 1e-9
+    assert abs(a["ratio_fastest"] - (3.2 / 3.0 + 1.0) / 2) < 1e-9
+    assert abs(d["ratio_ideal"] - (2.5 + 8.0 / 2.3) / 2) < 1e-9
+    # retransmissions: default 12 and 0 against SSR's 5 and 1
+    assert d["rtx_le_ssr"] == 1 and d["rtx_sum"] == 12
+    assert s["rtx_le_ssr"] == 2 and a["rtx_le_ssr"] == 1
+    assert a["rtx_sum"] == 8
