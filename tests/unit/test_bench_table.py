@@ -183,3 +183,18 @@ def test_policy_summary():
     assert d["rtx_le_ssr"] == 1 and d["rtx_sum"] == 12
     assert s["rtx_le_ssr"] == 2 and a["rtx_le_ssr"] == 1
     assert a["rtx_sum"] == 8
+
+
+def test_restart_auto_choices_from_batch_counters():
+    from bench.scenarios import restart
+    cnt = "auto_pace=1 auto_ssr=2 iw=3 pace=1 ssr=2"
+    rows = [{"policy": "cocktail-auto", "order": 7, "min_rtt_ms": m,
+             "module_counters": cnt} for m in (300.0, 21.0, 61.0)]
+    # a batch whose counters do not add up to its cells is left out
+    rows.append({"policy": "cocktail-auto", "order": 8, "min_rtt_ms": 20.0,
+                 "module_counters": "auto_ssr=2 ssr=2"})
+    rows.append({"policy": "cocktail-ssr", "order": 9, "min_rtt_ms": 20.0,
+                 "module_counters": "ssr=1"})
+    ch = restart.auto_choices(rows)
+    assert [ch.get(id(r)) for r in rows] == ["pace", "ssr", "ssr", None,
+                                             None]
