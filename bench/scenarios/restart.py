@@ -327,6 +327,12 @@ def _published(rows):
     return out
 
 
+def _profiles(rows):
+    """(profile, its rows), in the order the profiles first appear."""
+    for prof in dict.fromkeys(r["profile"] for r in rows):
+        yield prof, [r for r in rows if r["profile"] == prof]
+
+
 def _policies_md(rows, names):
     """Markdown: every policy over every cell of a profile."""
     md = ["\n## Every policy over the grid\n\nPer profile, over every "
@@ -335,8 +341,7 @@ def _policies_md(rows, names):
           "fastest policy's and / the ideal, in how many cells its median "
           "burst retransmissions were no higher than cocktail-ssr's, and "
           "the sum over cells of its median burst retransmissions.\n"]
-    for prof in dict.fromkeys(r["profile"] for r in rows):
-        mine = [r for r in rows if r["profile"] == prof]
+    for prof, mine in _profiles(rows):
         summ = table.policy_summary(mine, ["queue", "burst"], "delay_ms",
                                     names)
         md.append("\n### %s\n\n| policy | cells | fastest in | median "
@@ -428,8 +433,7 @@ def _crossover_md(rows):
           "cocktail-pace's median time beats cocktail-ssr's, the median of "
           "their ratio, and in how many pace's median burst retransmissions "
           "are no higher than SSR's.\n"]
-    for prof in dict.fromkeys(r["profile"] for r in rows):
-        mine = [r for r in rows if r["profile"] == prof]
+    for prof, mine in _profiles(rows):
         lines = table.crossover(mine, ["queue", "burst"], "delay_ms")
         if not lines:
             continue
