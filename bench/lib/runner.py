@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import ktrace, meta, table
+from . import ktrace, meta, policies, table
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = ("restart", "iw", "keepalive", "phttp", "overhead", "ooo")
@@ -120,6 +120,8 @@ def run_one(name, args):
     if args.append and (outdir / "runs.csv").exists():
         ctx.old = table.read_csv(outdir / "runs.csv")
         ctx.note("appended to %d rows of an earlier run" % len(ctx.old))
+    if args.trace:
+        policies.cocktail_status()      # load the module: its events exist
     tracing = args.trace and ktrace.start()
     if args.trace and not tracing:
         ctx.note("--trace: no tcp_cocktail events in tracefs (module not "
