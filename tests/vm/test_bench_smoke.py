@@ -30,7 +30,7 @@ CASES = {
 }
 
 
-EXTRA_ARGS = {"restart": ["--jobs", "2"]}
+EXTRA_ARGS = {"restart": ["--jobs", "2", "--trace"]}
 
 
 def run_scenario(name, only):
@@ -95,6 +95,18 @@ def test_restart_rows_are_consistent():
     meta = json.loads((OUT / "restart" / "meta.json").read_text())
     assert meta["args"]["jobs"] == 2
     assert sorted(t["delay_ms"] for t in meta["tc"]) == [20, 150]
+    if not Path("/sys/module/tcp_cocktail").exists():
+        return
+    # --trace: one restart event per measured burst, attributed to the
+    # policy that was applied, auto resolved by each cell's path RTT
+    assert meta["trace"]["events"] >= 2 and meta["trace"]["lost"] == 0
+    with open(OUT / "restart" / "restarts.csv", newline="") as f:
+        ev = [r for r in csv.DictReader(f) if r["event"] == "restart"]
+    assert len(ev) == 2, ev
+    assert {r["bench_policy"] for r in ev} == {"cocktail-auto"}
+    assert {r["requested"] for r in ev} == {"auto"}
+    by_rtt = sorted(ev, key=lambda r: int(r["path_rtt_us"]))
+    assert [r["applied"] for r in by_rtt] == ["ssr", "pace"]
 
 
 def _nginx_rows_or_note(name, key, value):
