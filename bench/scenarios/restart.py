@@ -276,7 +276,13 @@ def run(ctx):
     ctx.extra["cocktail_params_at_start"] = policies.get_params()
     ctx.extra["jobs"] = ctx.jobs
     rows = []
-    order = itertools.count()
+    # with --append, batches and repetitions continue the earlier run's
+    # numbering (auto_choices groups a batch's rows by `order`)
+    old_order = [int(r["order"]) for r in ctx.old
+                 if r.get("order") is not None]
+    old_rep = [int(r["rep"]) for r in ctx.old if r.get("rep") is not None]
+    order = itertools.count(max(old_order, default=-1) + 1)
+    rep0 = max(old_rep, default=-1) + 1
     for lane in _lanes(ctx):
         cells = []
         try:
@@ -286,7 +292,7 @@ def run(ctx):
                 "%s/%s/%d ms" % (c.prof, c.q, c.d) for c in cells)))
             applied = None
             for rep in range(ctx.reps):
-                k = rep % len(pols)       # rotate the order every repetition
+                k = (rep0 + rep) % len(pols)  # rotate every repetition
                 for pol in pols[k:] + pols[:k]:
                     if applied != pol.name:
                         t = time.monotonic()
@@ -298,7 +304,7 @@ def run(ctx):
                             b for c in cells for b in c.bursts):
                         batch = [c for c in cells if burst in c.bursts]
                         base = {"burst": burst, "policy": pol.name,
-                                "rep": rep, "order": next(order)}
+                                "rep": rep0 + rep, "order": next(order)}
                         for row in _batch(ctx, batch, pol, burst, params,
                                           base):
                             rows.append(row)
