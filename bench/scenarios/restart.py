@@ -228,7 +228,7 @@ def _cpu_busy():
     return sum(f) - idle, sum(f)
 
 
-def _batch(ctx, cells, pol, burst, params, base):
+def _batch(cells, pol, burst, params, base):
     """Run POL's BURST on every cell of CELLS at once, one thread a cell.
     Every row carries the batch size, the VM's CPU load over the batch
     and the module's counter changes (module counters are global, so in a
@@ -305,7 +305,7 @@ def run(ctx):
                         batch = [c for c in cells if burst in c.bursts]
                         base = {"burst": burst, "policy": pol.name,
                                 "rep": rep0 + rep, "order": next(order)}
-                        for row in _batch(ctx, batch, pol, burst, params,
+                        for row in _batch(batch, pol, burst, params,
                                           base):
                             rows.append(row)
                             ctx.log("%s %s d=%d b=%d %-14s %s s (ideal %s) "
