@@ -10,9 +10,13 @@
  * at or below the new rcv_nxt has been released to the reader and is
  * reported as a SEGMENT event. When tcp_data_queue is not in kallsyms, the
  * same logic runs on tcp_rcv_established() + tcp_rcv_state_process().
- * A kprobe on tcp_set_state() opens a flow at TCP_ESTABLISHED and closes it
- * (FLOW event, state freed) at TCP_CLOSE, which every full socket passes
- * through before it is destroyed.
+ * The sock:inet_sock_set_state tracepoint opens a flow at TCP_ESTABLISHED
+ * and closes it (FLOW event, state freed) at TCP_CLOSE, which every full
+ * socket passes through before it is destroyed. A tracepoint, not a kprobe
+ * on tcp_set_state(): the kprobe layer skips a hit that nests in another
+ * kprobe handler on the same CPU, and a skipped close leaked its flow.
+ * At TCP_CLOSE the socket is already unhashed (local port 0), so a flow
+ * keeps the local port it had when it was opened.
  *
  * Concurrency: all handlers for one socket run serialized by the socket
  * lock (softirq with the bh lock held, or the owner's backlog processing),
@@ -32,6 +36,7 @@
 #include <linux/seqlock.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/tracepoint.h>
 #include <linux/version.h>
 #include <net/genetlink.h>
 #include <net/inet_sock.h>
@@ -204,11 +209,11 @@ static const struct kernel_param_ops flows_ops = {
 module_param_cb(flows, &flows_ops, NULL, 0644);
 MODULE_PARM_DESC(flows, "all: a FLOW event for every flow; ooo: only for flows with out-of-order data");
 
-static bool filter_match(const struct sock *sk)
+/* @lport: the flow's local port (the socket's is 0 once it is unhashed) */
+static bool filter_match(const struct sock *sk, u16 lport)
 {
-	const struct inet_sock *inet = inet_sk(sk);
 	const struct net *net = sock_net(sk);
-	u16 lport = inet->inet_num, rport = ntohs(inet->inet_dport);
+	u16 rport = ntohs(inet_sk(sk)->inet_dport);
 	struct ooo_filter f;
 	int i;
 
@@ -252,6 +257,7 @@ struct ooo_flow {
 	struct rcu_head rcu;
 	const struct sock *sk;
 	u64 t_start;
+	u16 lport;		/* local port at open */
 	u32 ooo_segs;
 	u32 flags;
 	u32 nr;
@@ -317,6 +323,7 @@ static struct ooo_flow *flow_create(const struct sock *sk, u64 now, u32 fl)
 		return NULL;
 	}
 	f->sk = sk;
+	f->lport = inet_sk(sk)->inet_num;
 	f->t_start = now;
 	f->flags = fl;
 	spin_lock_irqsave(&flow_lock, flags);
@@ -344,7 +351,7 @@ static const struct genl_multicast_group ooo_mcgrps[] = {
 	},
 };
 
-static int put_tuple(struct sk_buff *msg, const struct sock *sk)
+static int put_tuple(struct sk_buff *msg, const struct sock *sk, u16 lport)
 {
 	const struct inet_sock *inet = inet_sk(sk);
 	const struct net *net = sock_net(sk);
@@ -373,7 +380,7 @@ static int put_tuple(struct sk_buff *msg, const struct sock *sk)
 	    nla_put_u64_64bit(msg, TCP_OOOPROBE_A_NETNS_COOKIE,
 			      net->net_cookie, TCP_OOOPROBE_A_PAD) ||
 	    nla_put_u8(msg, TCP_OOOPROBE_A_FAMILY, family) ||
-	    nla_put_u16(msg, TCP_OOOPROBE_A_LOCAL_PORT, inet->inet_num) ||
+	    nla_put_u16(msg, TCP_OOOPROBE_A_LOCAL_PORT, lport) ||
 	    nla_put_u16(msg, TCP_OOOPROBE_A_REMOTE_PORT,
 			ntohs(inet->inet_dport)))
 		return -EMSGSIZE;
@@ -432,8 +439,8 @@ static void event_cancel(struct sk_buff *msg)
 	atomic64_inc(&st.events_dropped);
 }
 
-static void emit_segment(const struct sock *sk, const struct ooo_range *r,
-			 u64 t_out)
+static void emit_segment(const struct sock *sk, const struct ooo_flow *f,
+			 const struct ooo_range *r, u64 t_out)
 {
 	struct sk_buff *msg;
 	void *hdr;
@@ -441,7 +448,7 @@ static void emit_segment(const struct sock *sk, const struct ooo_range *r,
 	msg = event_new(TCP_OOOPROBE_CMD_SEGMENT, &hdr);
 	if (!msg)
 		return;
-	if (put_tuple(msg, sk) ||
+	if (put_tuple(msg, sk, f->lport) ||
 	    nla_put_u32(msg, TCP_OOOPROBE_A_SEQ, r->seq) ||
 	    nla_put_u32(msg, TCP_OOOPROBE_A_LEN, r->end - r->seq) ||
 	    nla_put_u64_64bit(msg, TCP_OOOPROBE_A_TIME_IN, r->t_in,
@@ -466,7 +473,7 @@ static void emit_flow(const struct sock *sk, const struct ooo_flow *f, u64 now)
 	msg = event_new(TCP_OOOPROBE_CMD_FLOW, &hdr);
 	if (!msg)
 		return;
-	if (put_tuple(msg, sk) ||
+	if (put_tuple(msg, sk, f->lport) ||
 	    nla_put_u32(msg, TCP_OOOPROBE_A_DATA_SEGS_IN,
 			READ_ONCE(tp->data_segs_in)) ||
 	    nla_put_u32(msg, TCP_OOOPROBE_A_OOO_SEGS, f->ooo_segs) ||
@@ -624,7 +631,7 @@ static void ooo_record(struct sock *sk, const struct sk_buff *skb)
 	rcu_read_lock();
 	f = flow_lookup(sk);
 	if (!f) {
-		if (!filter_match(sk))
+		if (!filter_match(sk, inet_sk(sk)->inet_num))
 			goto out;
 		f = flow_create(sk, now, TCP_OOOPROBE_FLOW_F_PARTIAL);
 		if (!f)
@@ -659,9 +666,9 @@ static void ooo_release(struct sock *sk, u64 now)
 		n++;
 	if (!n)
 		goto out;
-	if (filter_match(sk))
+	if (filter_match(sk, f->lport))
 		for (i = 0; i < n; i++)
-			emit_segment(sk, &f->r[i], now);
+			emit_segment(sk, f, &f->r[i], now);
 	atomic64_add(n, &st.ranges_released);
 	f->nr -= n;
 	memmove(f->r, f->r + n, f->nr * sizeof(*f->r));
@@ -701,22 +708,23 @@ static int dq_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	return 0;
 }
 
-/* tcp_set_state(sk, state): open a flow at ESTABLISHED, close it at CLOSE. */
-static int set_state_pre(struct kprobe *p, struct pt_regs *regs)
+/*
+ * sock:inet_sock_set_state, called just before sk_state changes: open a
+ * flow at ESTABLISHED, close it at CLOSE. Fires for every inet protocol.
+ */
+static void set_state_tp(void *data, const struct sock *sk, const int old,
+			 const int state)
 {
-	struct sock *sk = (struct sock *)regs_get_kernel_argument(regs, 0);
-	int state = (int)regs_get_kernel_argument(regs, 1);
-	int old = READ_ONCE(sk->sk_state);
 	struct ooo_flow *f;
 	u64 now;
 
-	if (state == old ||
-	    (state != TCP_ESTABLISHED && state != TCP_CLOSE))
-		return 0;
+	if (sk->sk_protocol != IPPROTO_TCP || sk->sk_type != SOCK_STREAM ||
+	    state == old || (state != TCP_ESTABLISHED && state != TCP_CLOSE))
+		return;
 	now = ktime_get_ns();
 	rcu_read_lock();
 	if (state == TCP_ESTABLISHED) {
-		if (filter_match(sk))
+		if (filter_match(sk, inet_sk(sk)->inet_num))
 			flow_create(sk, now, 0);
 		goto out;
 	}
@@ -724,7 +732,7 @@ static int set_state_pre(struct kprobe *p, struct pt_regs *regs)
 	if (!f)
 		goto out;
 	flow_unlink(f);
-	if (filter_match(sk)) {
+	if (filter_match(sk, f->lport)) {
 		struct ooo_filter flt;
 
 		filter_read(&flt);
@@ -734,7 +742,6 @@ static int set_state_pre(struct kprobe *p, struct pt_regs *regs)
 	flow_free(f);
 out:
 	rcu_read_unlock();
-	return 0;
 }
 
 #define DQ_MAXACTIVE	(4 * NR_CPUS > 256 ? 256 : 4 * NR_CPUS + 16)
@@ -765,10 +772,35 @@ static unsigned int n_active_rps;
 /* a string from the start: GET_STATS may come before the hooks exist */
 static const char *hook_name = "none";
 
-static struct kprobe state_probe = {
-	.symbol_name = "tcp_set_state",
-	.pre_handler = set_state_pre,
-};
+static struct tracepoint *state_tp;
+
+/* The tracepoint is not exported to modules: look it up by name. */
+static void state_tp_find(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "inet_sock_set_state"))
+		*(struct tracepoint **)priv = tp;
+}
+
+static int register_state_hook(void)
+{
+	int err;
+
+	for_each_kernel_tracepoint(state_tp_find, &state_tp);
+	if (!state_tp) {
+		pr_err("no tracepoint sock:inet_sock_set_state in this kernel\n");
+		return -ENOENT;
+	}
+	err = tracepoint_probe_register(state_tp, set_state_tp, NULL);
+	if (err)
+		pr_err("cannot attach to sock:inet_sock_set_state (%d)\n", err);
+	return err;
+}
+
+static void unregister_state_hook(void)
+{
+	tracepoint_probe_unregister(state_tp, set_state_tp, NULL);
+	tracepoint_synchronize_unregister();
+}
 
 static int register_hooks(void)
 {
@@ -823,13 +855,13 @@ fail:
  *   handler). The handlers here call no probed function, so such a hit is
  *   an interrupt's softirq run at irq exit on top of a handler that runs in
  *   task context with softirqs enabled (tcp_data_queue() from the socket
- *   backlog in release_sock(), tcp_set_state() from a system call).
+ *   backlog in release_sock()).
  * - no instance: pre_handler_kretprobe() found no free kretprobe instance
  *   (all maxactive in use), counted in rp->nmissed.
  */
 static u64 kprobe_missed_nested(void)
 {
-	u64 n = state_probe.nmissed;
+	u64 n = 0;
 	unsigned int i;
 
 	for (i = 0; i < n_active_rps; i++)
@@ -1087,11 +1119,9 @@ static int __init ooo_init(void)
 		       TCP_OOOPROBE_GENL_NAME, err);
 		return err;
 	}
-	err = register_kprobe(&state_probe);
-	if (err) {
-		pr_err("cannot probe tcp_set_state (%d)\n", err);
+	err = register_state_hook();
+	if (err)
 		goto out_family;
-	}
 	if (skb_time)
 		net_enable_timestamp();
 	err = register_hooks();
@@ -1104,7 +1134,7 @@ static int __init ooo_init(void)
 out_tstamp:
 	if (skb_time)
 		net_disable_timestamp();
-	unregister_kprobe(&state_probe);
+	unregister_state_hook();
 out_family:
 	genl_unregister_family(&ooo_family);
 	return err;
@@ -1115,7 +1145,7 @@ static void __exit ooo_exit(void)
 	unsigned int i;
 
 	unregister_kretprobes(active_rps, n_active_rps);
-	unregister_kprobe(&state_probe);
+	unregister_state_hook();
 	/* no handler runs any more (unregister waits for them) */
 	flows_free_all();
 	if (skb_time)
@@ -1128,9 +1158,6 @@ static void __exit ooo_exit(void)
 				active_rps[i]->kp.symbol_name,
 				active_rps[i]->kp.nmissed, active_rps[i]->nmissed,
 				active_rps[i]->maxactive);
-	if (state_probe.nmissed)
-		pr_info("tcp_set_state: %lu hits missed nested in another probe handler\n",
-			state_probe.nmissed);
 }
 
 module_init(ooo_init);
