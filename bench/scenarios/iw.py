@@ -16,7 +16,8 @@ import socket
 import threading
 import time
 
-from bench.lib import netns, plot, policies, published, stats, table, traffic
+from bench.lib import (netns, order, plot, policies, published, stats, table,
+                       traffic)
 
 PAGE = 34 * 1024
 PORT = 5002
@@ -146,8 +147,7 @@ def run(ctx):
             with netns.netlab.Capture(topo.capture_ns, topo.capture_dev,
                                       pcap, "tcp port %d" % PORT) as cap:
                 for rep in range(ctx.reps):
-                    k = rep % len(variants)
-                    for v in variants[k:] + variants[:k]:
+                    for v in order.for_rep(variants, rep):
                         row = {"rtt_ms": rtt, "variant": v.name,
                                "policy": v.name, "iw": IW_OF[v.name],
                                "rep": rep}

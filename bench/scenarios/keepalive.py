@@ -28,8 +28,8 @@ before the request; drops = the bottleneck queue's drops over the cell.
 """
 import time
 
-from bench.lib import (netns, nginx, plot, policies, stats, table, tcpinfo,
-                       traffic)
+from bench.lib import (netns, nginx, order, plot, policies, stats, table,
+                       tcpinfo, traffic)
 
 RATE_KBIT = 20000
 LIMIT = 170
@@ -228,8 +228,7 @@ def run(ctx):
                 for cell in [c for c in cells(g, ctx.only)
                              if c[0] == rtt]:
                     _, comp, size, think, kind = cell
-                    k = rep % len(pols)
-                    runs = [("bench", p) for p in pols[k:] + pols[:k]
+                    runs = [("bench", p) for p in order.for_rep(pols, rep)
                             if "bench" in servers]
                     if kind == "web" and "nginx" in servers:
                         runs += [("nginx", p) for p in pols

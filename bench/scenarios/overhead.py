@@ -2,13 +2,13 @@
 path (scripts/netem-topo --rtt 0 --rate 100gbit: the netem qdiscs stay but
 neither delay nor limit anything), CPU-bound inside the TCG VM: reno vs
 cubic vs bbr vs cocktail (each restart policy), and cubic with
-tcp_oooprobe loaded vs not.  Runs alternate (rotated order per round);
+tcp_oooprobe loaded vs not.  Runs alternate (a Williams order per round, bench/lib/order.py);
 ratio = median throughput / reno's median (oooprobe: / cubic without it).
 """
 import json
 import time
 
-from bench.lib import netns, plot, policies, stats, table
+from bench.lib import netns, order, plot, policies, stats, table
 
 FULL = dict(rounds=5, secs=5)
 QUICK = dict(rounds=1, secs=2)
@@ -67,8 +67,7 @@ def run(ctx):
     try:
         ctx.tc.append({"netem_topo": topo.args(), "tc": topo.info["tc"]})
         for rnd in range(ctx.reps):
-            k = rnd % len(variants)
-            for pol, ooo in variants[k:] + variants[:k]:
+            for pol, ooo in order.for_rep(variants, rnd):
                 name = pol.name + ("+oooprobe" if ooo else "")
                 row = {"variant": name, "policy": pol.name, "oooprobe": ooo,
                        "round": rnd, "cc": pol.cc}

@@ -32,14 +32,15 @@ just before the idle period.  Bottleneck drops are counted over the idle period 
 PARALLEL_MAX_KBIT run side by side, each on its own topology.  The
 module's parameters are global, so every cell of a batch runs the same
 policy and burst at the same moment; a repetition is a series of such
-batches, the policy order rotating as without --jobs.
+batches, the policy order following a Williams design (bench/lib/order.py)
+as without --jobs.
 """
 import concurrent.futures
 import itertools
 import threading
 import time
 
-from bench.lib import (netns, plot, policies, published, stats, table,
+from bench.lib import (netns, order, plot, policies, published, stats, table,
                        traffic)
 
 PROFILES = {
@@ -292,8 +293,8 @@ def run(ctx):
                 "%s/%s/%d ms" % (c.prof, c.q, c.d) for c in cells)))
             applied = None
             for rep in range(ctx.reps):
-                k = (rep0 + rep) % len(pols)  # rotate every repetition
-                for pol in pols[k:] + pols[:k]:
+                # a Williams design: every policy follows every other
+                for pol in order.for_rep(pols, rep0 + rep):
                     if applied != pol.name:
                         t = time.monotonic()
                         params = policies.apply(pol, s1s, jobs=4)
