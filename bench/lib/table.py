@@ -302,6 +302,50 @@ def crossover(rows, group, row_key, a="cocktail-ssr", b="cocktail-pace"):
     return out
 
 
+def rule_scores(rows, group, row_key, policies, rules, ssr="cocktail-ssr",
+                goal=0.10):
+    """Score restart rules on measured cells. RULES maps a name to a
+    function (group tuple, row value) -> the policy that rule would run in
+    that cell; the rule is scored with that policy's measured runs there.
+    Against each cell's fastest policy whose median retransmissions are
+    no higher than SSR's (verdict()'s fair winner), one dict per rule:
+    rule, cells, goal_met (within GOAL of it and retransmissions no higher
+    than SSR's), rtx_le_ssr, gap_median, gap_p90, gap_max (its median time
+    / the fair winner's - 1), picks ({policy: cells})."""
+    cs = cells(rows, group, row_key)
+    lines = _order([(k[0], k[1]) for k in cs])
+    out = []
+    for name, rule in rules.items():
+        s = {"rule": name, "cells": 0, "goal_met": 0, "rtx_le_ssr": 0,
+             "gaps": [], "picks": {}}
+        for g, rv in lines:
+            percell = {p: cs[(g, rv, p)] for p in policies
+                       if (g, rv, p) in cs and cs[(g, rv, p)]["median"]
+                       is not None}
+            pick = rule(g, rv)
+            v = verdict(percell, policies, ssr=ssr)
+            if pick not in percell or not v["fair_winner"]:
+                continue
+            fair = percell[v["fair_winner"]]["median"]
+            c, s_rtx = percell[pick], percell[ssr]["rtx"]
+            if not fair or c["rtx"] is None:
+                continue
+            gap = c["median"] / fair - 1
+            rtx_ok = c["rtx"] <= s_rtx
+            s["cells"] += 1
+            s["gaps"].append(gap)
+            s["rtx_le_ssr"] += rtx_ok
+            s["goal_met"] += rtx_ok and gap <= goal
+            s["picks"][pick] = s["picks"].get(pick, 0) + 1
+        if not s["cells"]:
+            continue
+        gaps = sorted(s.pop("gaps"))
+        s.update(gap_median=stats.median(gaps),
+                 gap_p90=stats.percentile(gaps, 90), gap_max=gaps[-1])
+        out.append(s)
+    return out
+
+
 def switch_point(lines):
     """(last value where B is not faster in most cells, first value from
     which B is faster in most cells at it and at every larger value), from

@@ -468,6 +468,51 @@ def _crossover_md(rows):
     return md
 
 
+# Rules auto could follow, scored on the grid with the runs of the policy
+# each would pick in a cell. The path RTT is twice the one-way delay (auto
+# itself compares the connection's minimum RTT).
+def _threshold_rule(below, above, rtt_ms):
+    return lambda g, delay: below if 2 * delay < rtt_ms else above
+
+
+RULES = {"auto as measured (ssr below auto_rtt_us, else pace)":
+         lambda g, d: "cocktail-auto"}
+RULES.update(("always " + p, (lambda p: lambda g, d: "cocktail-" + p)(p))
+             for p in ("ssr", "decay", "keep", "pace"))
+RULES.update(("ssr below %d ms path RTT, else pace" % t,
+              _threshold_rule("cocktail-ssr", "cocktail-pace", t))
+             for t in (40, 100, 200))
+RULES["decay below 100 ms path RTT, else pace"] = _threshold_rule(
+    "cocktail-decay", "cocktail-pace", 100)
+
+
+def _rules_md(rows, names):
+    """Markdown: candidate rules for auto, scored per profile."""
+    md = ["\n## Rules auto could follow, scored on this grid\n\n"
+          "Each rule is scored with the measured runs of the policy it "
+          "would pick in a cell (the path RTT taken as twice the one-way "
+          "delay), against the cell's fastest policy whose median burst "
+          "retransmissions are no higher than cocktail-ssr's. Goal: within "
+          "10% of it with retransmissions no higher than SSR's. Only the "
+          "first row is a policy that ran as such; the others reuse the "
+          "runs of the policies they pick, so they carry the same noise "
+          "(see the noise floor above).\n"]
+    for prof, mine in _profiles(rows):
+        sc = table.rule_scores(mine, ["queue", "burst"], "delay_ms", names,
+                               RULES)
+        if not sc:
+            continue
+        md.append("\n### %s\n\n| rule | cells | goal met | rtx ≤ ssr | "
+                  "gap median | gap p90 | gap max |\n"
+                  "|---|---|---|---|---|---|---|\n" % prof)
+        for s in sc:
+            md.append("| %s | %d | %d | %d | %s | %s | %s |\n" % (
+                s["rule"], s["cells"], s["goal_met"], s["rtx_le_ssr"],
+                table.pct(s["gap_median"]), table.pct(s["gap_p90"]),
+                table.pct(s["gap_max"])))
+    return md
+
+
 def report(ctx, rows):
     rows = [r for r in rows if r.get("policy")]
     names = [p.name for p in policies.ALL]
@@ -503,6 +548,7 @@ def report(ctx, rows):
     md += _policies_md(rows, names)
     md += _auto_vs_chosen_md(rows)
     md += _crossover_md(rows)
+    md += _rules_md(rows, names)
     (ctx.outdir / "table.md").write_text("".join(md))
     pub = published.chan()
     for prof, q, b in sorted({(r["profile"], r["queue"], int(r["burst"]))

@@ -198,3 +198,38 @@ def test_restart_auto_choices_from_batch_counters():
     ch = restart.auto_choices(rows)
     assert [ch.get(id(r)) for r in rows] == ["pace", "ssr", "ssr", None,
                                              None]
+
+
+def _cell_rows(delay, spec):
+    """rows for one (queue, burst) line at DELAY: {policy: (secs, rtx)}."""
+    return [{"profile": "p", "queue": "droptail", "burst": 100,
+             "delay_ms": delay, "policy": pol, "seconds": s,
+             "ideal_s": 1.0, "burst_retrans": x}
+            for pol, (s, x) in spec.items()]
+
+
+def test_rule_scores_against_the_fair_winner():
+    rows = (_cell_rows(10, {"bbr": (0.5, 9), "cocktail-ssr": (1.0, 2),
+                            "cocktail-pace": (1.05, 2)}) +
+            _cell_rows(100, {"bbr": (0.5, 9), "cocktail-ssr": (2.0, 1),
+                             "cocktail-pace": (1.0, 3)}))
+    names = ["bbr", "cocktail-ssr", "cocktail-pace"]
+    rules = {"ssr": lambda g, d: "cocktail-ssr",
+             "pace": lambda g, d: "cocktail-pace",
+             "split": lambda g, d: ("cocktail-ssr" if d < 50
+                                    else "cocktail-pace"),
+             "absent": lambda g, d: "cocktail-keep"}
+    sc = {s["rule"]: s for s in table.rule_scores(rows, ["queue", "burst"],
+                                                  "delay_ms", names, rules)}
+    # the fair winner: ssr at 10 ms (bbr loses more), ssr at 100 ms (pace
+    # retransmits more than ssr there), so ssr meets the goal in both
+    assert sc["ssr"]["goal_met"] == 2 and sc["ssr"]["rtx_le_ssr"] == 2
+    assert sc["ssr"]["gap_max"] == 0
+    # pace: +5% at 10 ms (met), -50% at 100 ms but with more retransmissions
+    p = sc["pace"]
+    assert (p["cells"], p["goal_met"], p["rtx_le_ssr"]) == (2, 1, 1)
+    assert abs(p["gap_max"] - 0.05) < 1e-9
+    assert abs(p["gap_median"] - (0.05 - 0.5) / 2) < 1e-9
+    assert sc["split"]["picks"] == {"cocktail-ssr": 1, "cocktail-pace": 1}
+    assert sc["split"]["goal_met"] == 1
+    assert "absent" not in sc     # a policy that never ran scores nothing
