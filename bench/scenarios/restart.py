@@ -282,7 +282,7 @@ def run(ctx):
     old_order = [int(r["order"]) for r in ctx.old
                  if r.get("order") is not None]
     old_rep = [int(r["rep"]) for r in ctx.old if r.get("rep") is not None]
-    order = itertools.count(max(old_order, default=-1) + 1)
+    batch_no = itertools.count(max(old_order, default=-1) + 1)
     rep0 = max(old_rep, default=-1) + 1
     for lane in _lanes(ctx):
         cells = []
@@ -305,7 +305,7 @@ def run(ctx):
                             b for c in cells for b in c.bursts):
                         batch = [c for c in cells if burst in c.bursts]
                         base = {"burst": burst, "policy": pol.name,
-                                "rep": rep0 + rep, "order": next(order)}
+                                "rep": rep0 + rep, "order": next(batch_no)}
                         for row in _batch(batch, pol, burst, params,
                                           base):
                             rows.append(row)
