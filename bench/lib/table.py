@@ -313,33 +313,35 @@ def rule_scores(rows, group, row_key, policies, rules, ssr="cocktail-ssr",
     than SSR's), rtx_le_ssr, gap_median, gap_p90, gap_max (its median time
     / the fair winner's - 1), picks ({policy: cells})."""
     cs = cells(rows, group, row_key)
-    lines = _order([(k[0], k[1]) for k in cs])
+    # per cell, once: its policies' summaries and the fair winner's median
+    scored = []
+    for g, rv in _order([(k[0], k[1]) for k in cs]):
+        percell = {p: cs[(g, rv, p)] for p in policies
+                   if (g, rv, p) in cs and cs[(g, rv, p)]["median"]
+                   is not None}
+        fair = verdict(percell, policies, ssr=ssr)["fair_winner"]
+        if fair and percell[fair]["median"]:
+            scored.append((g, rv, percell, percell[fair]["median"]))
     out = []
     for name, rule in rules.items():
         s = {"rule": name, "cells": 0, "goal_met": 0, "rtx_le_ssr": 0,
-             "gaps": [], "picks": {}}
-        for g, rv in lines:
-            percell = {p: cs[(g, rv, p)] for p in policies
-                       if (g, rv, p) in cs and cs[(g, rv, p)]["median"]
-                       is not None}
+             "picks": {}}
+        gaps = []
+        for g, rv, percell, fair in scored:
             pick = rule(g, rv)
-            v = verdict(percell, policies, ssr=ssr)
-            if pick not in percell or not v["fair_winner"]:
-                continue
-            fair = percell[v["fair_winner"]]["median"]
-            c, s_rtx = percell[pick], percell[ssr]["rtx"]
-            if not fair or c["rtx"] is None:
+            c = percell.get(pick)
+            if c is None or c["rtx"] is None:
                 continue
             gap = c["median"] / fair - 1
-            rtx_ok = c["rtx"] <= s_rtx
+            rtx_ok = c["rtx"] <= percell[ssr]["rtx"]
             s["cells"] += 1
-            s["gaps"].append(gap)
+            gaps.append(gap)
             s["rtx_le_ssr"] += rtx_ok
             s["goal_met"] += rtx_ok and gap <= goal
             s["picks"][pick] = s["picks"].get(pick, 0) + 1
         if not s["cells"]:
             continue
-        gaps = sorted(s.pop("gaps"))
+        gaps.sort()
         s.update(gap_median=stats.median(gaps),
                  gap_p90=stats.percentile(gaps, 90), gap_max=gaps[-1])
         out.append(s)

@@ -475,9 +475,13 @@ def _threshold_rule(below, above, rtt_ms):
     return lambda g, delay: below if 2 * delay < rtt_ms else above
 
 
+def _always(policy):
+    return lambda g, delay: policy
+
+
 RULES = {"auto as measured (ssr below auto_rtt_us, else pace)":
-         lambda g, d: "cocktail-auto"}
-RULES.update(("always " + p, (lambda p: lambda g, d: "cocktail-" + p)(p))
+         _always("cocktail-auto")}
+RULES.update(("always " + p, _always("cocktail-" + p))
              for p in ("ssr", "decay", "keep", "pace"))
 RULES.update(("ssr below %d ms path RTT, else pace" % t,
               _threshold_rule("cocktail-ssr", "cocktail-pace", t))
