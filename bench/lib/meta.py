@@ -17,6 +17,19 @@ def _run(cmd):
         return ""
 
 
+def cpu_jiffies():
+    """(busy, total) jiffies of this machine's CPUs, from /proc/stat."""
+    f = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+    idle = f[3] + (f[4] if len(f) > 4 else 0)
+    return sum(f) - idle, sum(f)
+
+
+def cpu_busy_since(start):
+    """The CPUs' busy fraction since START, a cpu_jiffies() reading."""
+    now = cpu_jiffies()
+    return (now[0] - start[0]) / max(1, now[1] - start[1])
+
+
 def cpu_model():
     try:
         for ln in Path("/proc/cpuinfo").read_text().splitlines():

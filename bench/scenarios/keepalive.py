@@ -25,11 +25,20 @@ one 1 MB warm-up response, then REQS requests, each after the think time.
 Latency = request write to last response byte at the client.  Per-request
 retransmissions = tcpi_total_retrans after the response is acked minus
 before the request; drops = the bottleneck queue's drops over the cell.
+
+--jobs N: up to N cells of one RTT (BULK_JOBS with the bulk flow) run
+side by side, each on a topology of its own.  The module's parameters are
+global, so all cells of a batch run the same policy at the same time; the
+policy order follows a Williams design (bench/lib/order.py).  Rows record
+the batch's size and the VM's CPU load over it (batch_cells,
+batch_cpu_busy).
 """
+import concurrent.futures
+import threading
 import time
 
-from bench.lib import (netns, nginx, order, plot, policies, stats, table,
-                       tcpinfo, traffic)
+from bench.lib import (meta, netns, nginx, order, plot, policies, stats,
+                       table, tcpinfo, traffic)
 
 RATE_KBIT = 20000
 LIMIT = 170
@@ -42,6 +51,9 @@ QUICK = dict(rtts=[200], sizes=[64], thinks=[1], compete=[0], reqs=4,
              grpc=True)
 GRPC_KB = 20
 NGINX_POLICIES = ("linux-default", "cocktail-auto")
+# cells with a competing bulk flow that may run side by side (--jobs):
+# nine 20 Mbit/s bulk flows kept the VM's two CPUs 55% busy under TCG
+BULK_JOBS = 9
 
 
 def cells(g, only=None):
@@ -133,8 +145,6 @@ class NginxConn:
 
 def one_conn(topo, open_conn, lst_bulk, pol, rtt, comp, size_kb, think,
              reqs):
-    s = topo.pairs[0]["server_ns"]
-    params = policies.apply(pol, [s])
     bulk = None
     if comp:
         bs, bc = traffic.tcp_pair(lst_bulk, topo.pairs[1]["client_ns"],
@@ -164,7 +174,6 @@ def one_conn(topo, open_conn, lst_bulk, pol, rtt, comp, size_kb, think,
         drops = netns.bottleneck_drops(topo) - drops0
         for r in out:
             r["cell_drops"] = drops
-            r["params"] = params
             r["ca"] = conn.ca
     finally:
         if conn is not None:
@@ -195,73 +204,183 @@ def _nginx_files(g):
     return {"%d.bin" % n: n for n in sizes}
 
 
+def lanes(g, only=None, jobs=1):
+    """The grid's cells in groups that run side by side, each cell on a
+    topology of its own: cells of one RTT and one competing-traffic
+    setting, up to JOBS of them (BULK_JOBS with a bulk flow: each bulk
+    flow keeps 20 Mbit/s through netem, which TCG pays for in CPU).  A
+    group holds cells of one think time where it can, so that no cell
+    waits long for a slower one."""
+    cs = [c for c in cells(g, only)
+          if "rtt_ms" not in (only or {}) or str(c[0]) in only["rtt_ms"]]
+    for key in dict.fromkeys((c[0], c[1]) for c in cs):
+        mine = sorted((c for c in cs if (c[0], c[1]) == key),
+                      key=lambda c: c[3])
+        width = max(1, min(jobs, BULK_JOBS) if key[1] else jobs)
+        for i in range(0, len(mine), width):
+            yield mine[i:i + width]
+
+
+class Site:
+    """One cell (rtt, compete, size, think, kind) on a topology of its
+    own: the keep-alive pair 0 with the bench's listener (and nginx when
+    it runs), pair 1 with the bulk flow's listener."""
+
+    def __init__(self, ctx, cell, servers, files):
+        self.cell = cell
+        rtt = cell[0]
+        self.web = None
+        self.topo = netns.topo(senders=2, rtt=rtt, rate="%dkbit" % RATE_KBIT,
+                               limit=LIMIT)
+        self.topo.up()
+        self.s = self.topo.pairs[0]["server_ns"]
+        self.lst = self.lstb = None
+        try:
+            for ns in (self.s, self.topo.pairs[1]["server_ns"]):
+                netns.sysctl(ns, "net.ipv4.tcp_no_metrics_save", 1)
+            ctx.tc.append({"rtt_ms": rtt, "netem_topo": self.topo.args(),
+                           "tc": self.topo.info["tc"]})
+            self.lst = traffic.Listener(self.s,
+                                        self.topo.pairs[0]["server_addr"],
+                                        PORT)
+            self.lstb = traffic.Listener(self.topo.pairs[1]["server_ns"],
+                                         self.topo.pairs[1]["server_addr"],
+                                         PORT)
+            self.servers = [x for x in servers
+                            if x == "bench" or cell[4] == "web"]
+            if "nginx" in self.servers:
+                self.web = nginx.Nginx(self.s,
+                                       self.topo.pairs[0]["server_addr"],
+                                       NGINX_PORT, files).start(self.topo)
+        except BaseException:
+            self.close()
+            raise
+
+    def open_conn(self, server, pol):
+        if server == "nginx":
+            return NginxConn(self.topo, pol)
+        return BenchConn(self.lst, self.topo.pairs[0]["client_ns"], pol)
+
+    def run(self, server, pol, reqs, base, delay):
+        """One connection of POL to SERVER after DELAY seconds: its
+        request rows, or one row with the error."""
+        rtt, comp, size, think, kind = self.cell
+        base = dict(base, kind=kind, rtt_ms=rtt, compete=comp, size_kb=size,
+                    think_s=think, server=server, policy=pol.name)
+        time.sleep(delay)
+        try:
+            got = one_conn(self.topo, lambda p: self.open_conn(server, p),
+                           self.lstb, pol, rtt, comp, size, think, reqs)
+            return [dict(base, **r) for r in got]
+        except (OSError, RuntimeError, TimeoutError) as e:
+            return [dict(base, error="%s: %s" % (type(e).__name__, e))]
+
+    def close(self):
+        if self.web is not None:
+            self.web.stop(self.topo)
+        for lst in (self.lst, self.lstb):
+            if lst is not None:
+                lst.close()
+        self.topo.down()
+
+
+def _build(ctx, lane, servers, files):
+    """The Sites of LANE, built 4 at a time (netem-topo is seconds of
+    ip/tc commands under TCG); on a failure the built ones are closed."""
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        futs = [pool.submit(Site, ctx, c, servers, files) for c in lane]
+        concurrent.futures.wait(futs)
+    sites = [f.result() for f in futs if not f.exception()]
+    for f in futs:
+        if f.exception():
+            for site in sites:
+                site.close()
+            raise f.exception()
+    return sites
+
+
+def _batch(sites, server, pol, reqs, base):
+    """POL's connection to SERVER on every site at once, one thread a
+    site.  Site i starts i/n of its think time late, so that the sites'
+    requests interleave instead of coinciding.  Every row carries the
+    batch size and the VM's CPU load over the batch."""
+    sites = [x for x in sites if server in x.servers]
+    cpu0 = meta.cpu_jiffies()
+    out = {}
+
+    def one(i, site):
+        try:
+            out[site] = site.run(server, pol, reqs, base,
+                                 site.cell[3] * i / len(sites))
+        except BaseException as e:  # a bug: re-raised below, not lost
+            out[site] = e
+
+    threads = [threading.Thread(target=one, args=(i, x), daemon=True)
+               for i, x in enumerate(sites)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    busy = round(meta.cpu_busy_since(cpu0), 3)
+    rows = []
+    for site in sites:
+        if isinstance(out[site], BaseException):
+            raise out[site]
+        for r in out[site]:
+            r.update(batch_cells=len(sites), batch_cpu_busy=busy)
+            rows.append(r)
+    return rows
+
+
+def _log(ctx, rows):
+    for k in dict.fromkeys(_key(r) for r in rows):
+        mine = [r for r in rows if _key(r) == k]
+        kind, rtt, comp, size, think, server = k
+        good = [r["seconds"] for r in mine if r.get("seconds") is not None]
+        if not good:
+            ctx.log("%s rtt %d comp %d %dKB think %s %-5s %-14s failed: %s"
+                    % (kind, rtt, comp, size, think, server,
+                       mine[0]["policy"], mine[0].get("error")))
+            continue
+        ctx.log("%s rtt %d comp %d %dKB think %s %-5s %-14s median %.3f s "
+                "rtx %d cpu %s" % (kind, rtt, comp, size, think, server,
+                                   mine[0]["policy"], stats.median(good),
+                                   sum(r["retrans"] for r in mine),
+                                   mine[0]["batch_cpu_busy"]))
+
+
 def run(ctx):
     g = QUICK if ctx.quick else FULL
     ctx.reps = ctx.reps or 1
+    ctx.jobs = max(1, getattr(ctx, "jobs", 1) or 1)
+    ctx.extra["jobs"] = ctx.jobs
     pols = policies.available(ctx.only.get("policy"), log=ctx.note)
     servers = _servers(ctx, g)
     rows = []
-    for rtt in g["rtts"]:
-        if "rtt_ms" in ctx.only and str(rtt) not in ctx.only["rtt_ms"]:
-            continue
-        topo = netns.topo(senders=2, rtt=rtt, rate="%dkbit" % RATE_KBIT,
-                          limit=LIMIT)
-        topo.up()
-        s = topo.pairs[0]["server_ns"]
-        web = None
+    for lane in lanes(g, ctx.only, ctx.jobs):
+        sites = _build(ctx, lane, servers, _nginx_files(g))
+        ctx.log("%d cell(s) side by side: %s" % (len(sites), ", ".join(
+            "%s %d ms%s %d KB think %s" % (c[4], c[0], " +bulk" if c[1]
+                                           else "", c[2], c[3])
+            for c in lane)))
         try:
-            netns.sysctl(s, "net.ipv4.tcp_no_metrics_save", 1)
-            netns.sysctl(topo.pairs[1]["server_ns"],
-                         "net.ipv4.tcp_no_metrics_save", 1)
-            ctx.tc.append({"rtt_ms": rtt, "netem_topo": topo.args(),
-                           "tc": topo.info["tc"]})
-            lst = traffic.Listener(s, topo.pairs[0]["server_addr"], PORT)
-            lstb = traffic.Listener(topo.pairs[1]["server_ns"],
-                                    topo.pairs[1]["server_addr"], PORT)
-            opener = {"bench": lambda pol: BenchConn(
-                lst, topo.pairs[0]["client_ns"], pol)}
-            if "nginx" in servers:
-                web = nginx.Nginx(s, topo.pairs[0]["server_addr"],
-                                  NGINX_PORT, _nginx_files(g)).start(topo)
-                opener["nginx"] = lambda pol: NginxConn(topo, pol)
             for rep in range(ctx.reps):
-                for cell in [c for c in cells(g, ctx.only)
-                             if c[0] == rtt]:
-                    _, comp, size, think, kind = cell
-                    runs = [("bench", p) for p in order.for_rep(pols, rep)
-                            if "bench" in servers]
-                    if kind == "web" and "nginx" in servers:
-                        runs += [("nginx", p) for p in pols
-                                 if p.name in NGINX_POLICIES]
-                    for server, pol in runs:
-                        base = {"kind": kind, "rtt_ms": rtt, "compete": comp,
-                                "size_kb": size, "think_s": think,
-                                "server": server, "policy": pol.name,
-                                "rep": rep}
-                        try:
-                            got = one_conn(topo, opener[server], lstb, pol,
-                                           rtt, comp, size, think, g["reqs"])
-                            rows += [dict(base, **r) for r in got]
-                            ctx.log("%s rtt %d comp %d %dKB think %s %-5s "
-                                    "%-14s median %.3f s rtx %d" % (
-                                        kind, rtt, comp, size, think, server,
-                                        pol.name,
-                                        stats.median([r["seconds"]
-                                                      for r in got]),
-                                        sum(r["retrans"] for r in got)))
-                        except (OSError, RuntimeError, TimeoutError) as e:
-                            rows.append(dict(base, error="%s: %s" % (
-                                type(e).__name__, e)))
-                            ctx.log("%s %s failed: %s" % (server, pol.name,
-                                                          e))
-                    ctx.save(rows)
-            lst.close()
-            lstb.close()
+                # a Williams design: every policy follows every other
+                for pol in order.for_rep(pols, rep):
+                    params = policies.apply(pol, [x.s for x in sites], jobs=4)
+                    base = {"rep": rep, "params": params}
+                    for server in servers:
+                        if server == "nginx" and \
+                                pol.name not in NGINX_POLICIES:
+                            continue
+                        got = _batch(sites, server, pol, g["reqs"], base)
+                        _log(ctx, got)
+                        rows += got
+                ctx.save(rows)
         finally:
-            if web is not None:
-                web.stop(topo)
-            policies.revert([s])
-            topo.down()
+            policies.revert([x.s for x in sites])
+            with concurrent.futures.ThreadPoolExecutor(4) as pool:
+                list(pool.map(Site.close, sites))
     return rows
 
 

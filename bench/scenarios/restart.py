@@ -40,8 +40,8 @@ import itertools
 import threading
 import time
 
-from bench.lib import (netns, order, plot, policies, published, stats, table,
-                       traffic)
+from bench.lib import (meta, netns, order, plot, policies, published, stats,
+                       table, traffic)
 
 PROFILES = {
     "chan2m": dict(rate_kbit=2000, queue_pkts=15, clamp_segs=22,
@@ -222,19 +222,12 @@ def _build(ctx, lane, cells):
             raise f.exception()
 
 
-def _cpu_busy():
-    """(busy, total) jiffies of the VM's CPUs, from /proc/stat."""
-    f = [int(x) for x in open("/proc/stat").readline().split()[1:]]
-    idle = f[3] + (f[4] if len(f) > 4 else 0)
-    return sum(f) - idle, sum(f)
-
-
 def _batch(cells, pol, burst, params, base):
     """Run POL's BURST on every cell of CELLS at once, one thread a cell.
     Every row carries the batch size, the VM's CPU load over the batch
     and the module's counter changes (module counters are global, so in a
     batch of several cells they sum over the batch)."""
-    c0, cpu0 = policies.counters(), _cpu_busy()
+    c0, cpu0 = policies.counters(), meta.cpu_jiffies()
     out = {}
 
     def one(c):
@@ -252,8 +245,7 @@ def _batch(cells, pol, burst, params, base):
     for c in cells:
         if isinstance(out[c], BaseException):
             raise out[c]
-    cpu1 = _cpu_busy()
-    busy = (cpu1[0] - cpu0[0]) / max(1, cpu1[1] - cpu0[1])
+    busy = meta.cpu_busy_since(cpu0)
     counters = " ".join("%s=%d" % kv for kv in sorted(
         policies.counter_delta(c0, policies.counters()).items()))
     rows = []

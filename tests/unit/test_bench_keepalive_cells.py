@@ -27,3 +27,29 @@ def test_only_restricts_each_axis():
         (200, 0, keepalive.GRPC_KB, 1, "grpc")]
     assert list(keepalive.cells(G, {"size_kb": ["999"], "kind": ["web"]})) \
         == []
+
+
+def test_lanes_group_one_rtt_and_one_bulk_setting():
+    full = dict(G, thinks=[0.5, 1, 3], sizes=[16, 64, 256])
+    lanes = list(keepalive.lanes(full, jobs=9))
+    # every cell once, in lanes of one (rtt, compete)
+    flat = [c for lane in lanes for c in lane]
+    assert sorted(flat) == sorted(keepalive.cells(full))
+    for lane in lanes:
+        assert len({(c[0], c[1]) for c in lane}) == 1
+        width = min(9, keepalive.BULK_JOBS) if lane[0][1] else 9
+        assert 1 <= len(lane) <= width
+    # without bulk: nine web cells side by side, the gRPC cell with them
+    no_bulk_200 = [lane for lane in lanes if lane[0][:2] == (200, 0)]
+    assert [len(x) for x in no_bulk_200] == [9, 1]
+    # three at a time: the bulk cells run one think time a lane
+    for lane in keepalive.lanes(full, jobs=3):
+        if lane[0][1]:
+            assert len(lane) == 3 and len({c[3] for c in lane}) == 1
+
+
+def test_lanes_of_one_job_are_single_cells_and_obey_only():
+    lanes = list(keepalive.lanes(G, {"rtt_ms": ["20"]}, jobs=1))
+    assert all(len(x) == 1 for x in lanes)
+    assert {x[0][0] for x in lanes} == {20}
+    assert len(lanes) == len([c for c in keepalive.cells(G) if c[0] == 20])
