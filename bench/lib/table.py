@@ -83,9 +83,11 @@ def _order(values):
 
 
 def cells(rows, group, row_key, policy_key="policy", value="seconds",
-          ideal="ideal_s", retrans="burst_retrans"):
+          ideal="ideal_s", retrans="burst_retrans", rtx_total=False):
     """{(group tuple, row value, policy): summary dict} over ROWS; rows whose
-    VALUE is missing (failed runs) count in 'failed'."""
+    VALUE is missing (failed runs) count in 'failed'.  A cell's 'rtx' is
+    the median of RETRANS over its rows, or with RTX_TOTAL their sum (for
+    rows that are requests of one run, as in keepalive)."""
     acc = {}
     for r in rows:
         k = (_key(r, group), r.get(row_key), r.get(policy_key))
@@ -102,7 +104,8 @@ def cells(rows, group, row_key, policy_key="policy", value="seconds",
     for k, a in acc.items():
         s = stats.summarize(a["v"])
         s["ideal"] = stats.median(a["ideal"])
-        s["rtx"] = stats.median(a["rtx"])
+        s["rtx"] = (sum(a["rtx"]) if rtx_total else
+                    stats.median(a["rtx"]))
         s["rtx_max"] = max(a["rtx"]) if a["rtx"] else None
         s["failed"] = a["failed"]
         out[k] = s
@@ -202,10 +205,11 @@ def markdown(rows, group, row_key, policies, baseline, title_fmt,
 
 
 def auto_summary(rows, group, row_key, policies, auto="cocktail-auto",
-                 ssr="cocktail-ssr", goal=0.10):
+                 ssr="cocktail-ssr", goal=0.10, cell_kw=None):
     """Lines saying, per table line, where `auto` misses the goal (within
-    GOAL of the fastest median, retransmissions no higher than SSR's)."""
-    cs = cells(rows, group, row_key)
+    GOAL of the fastest median, retransmissions no higher than SSR's).
+    CELL_KW (here and below) goes to cells()."""
+    cs = cells(rows, group, row_key, **(cell_kw or {}))
     lines, n, ok, ok_fair = [], 0, 0, 0
     for (g, rv) in _order([(k[0], k[1]) for k in cs]):
         percell = {p: cs[(g, rv, p)] for p in policies if (g, rv, p) in cs}
@@ -233,13 +237,14 @@ def auto_summary(rows, group, row_key, policies, auto="cocktail-auto",
     return head, lines
 
 
-def policy_summary(rows, group, row_key, policies, ssr="cocktail-ssr"):
+def policy_summary(rows, group, row_key, policies, ssr="cocktail-ssr",
+                   cell_kw=None):
     """One dict per policy over every table line (cell) that has it: cells,
     wins (fastest median), ratio_fastest and ratio_ideal (medians over
     cells of its median time / the fastest median, / the ideal), rtx_le_ssr
     (cells where its median retransmissions are no higher than SSR's) and
     rtx_sum (sum over cells of its median retransmissions)."""
-    cs = cells(rows, group, row_key)
+    cs = cells(rows, group, row_key, **(cell_kw or {}))
     lines = _order([(k[0], k[1]) for k in cs])
     acc = {p: {"policy": p, "cells": 0, "wins": 0, "rf": [], "ri": [],
                "rtx_le_ssr": 0, "rtx_sum": 0} for p in policies}
@@ -276,6 +281,18 @@ def policy_summary(rows, group, row_key, policies, ssr="cocktail-ssr"):
     return out
 
 
+def policy_summary_md(title, summ, rtx_label):
+    """A markdown table of policy_summary() output under heading TITLE."""
+    md = ["\n### %s\n\n| policy | cells | fastest in | median ×fastest | "
+          "median ×ideal | rtx ≤ SSR in | %s (sum) |\n"
+          "|---|---|---|---|---|---|---|\n" % (title, rtx_label)]
+    for d in summ:
+        md.append("| %s | %d | %d | %s | %s | %d | %g |\n" % (
+            d["policy"], d["cells"], d["wins"], fmt(d["ratio_fastest"]),
+            fmt(d["ratio_ideal"]), d["rtx_le_ssr"], d["rtx_sum"]))
+    return md
+
+
 def crossover(rows, group, row_key, a="cocktail-ssr", b="cocktail-pace"):
     """Policy B against policy A at each value of ROW_KEY, over every
     table (GROUP value) that has both: a list of dicts with keys value,
@@ -303,7 +320,7 @@ def crossover(rows, group, row_key, a="cocktail-ssr", b="cocktail-pace"):
 
 
 def rule_scores(rows, group, row_key, policies, rules, ssr="cocktail-ssr",
-                goal=0.10):
+                goal=0.10, cell_kw=None):
     """Score restart rules on measured cells. RULES maps a name to a
     function (group tuple, row value) -> the policy that rule would run in
     that cell; the rule is scored with that policy's measured runs there.
@@ -312,7 +329,7 @@ def rule_scores(rows, group, row_key, policies, rules, ssr="cocktail-ssr",
     rule, cells, goal_met (within GOAL of it and retransmissions no higher
     than SSR's), rtx_le_ssr, gap_median, gap_p90, gap_max (its median time
     / the fair winner's - 1), picks ({policy: cells})."""
-    cs = cells(rows, group, row_key)
+    cs = cells(rows, group, row_key, **(cell_kw or {}))
     # per cell, once: its policies' summaries and the fair winner's median
     scored = []
     for g, rv in _order([(k[0], k[1]) for k in cs]):

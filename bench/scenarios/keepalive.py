@@ -37,8 +37,8 @@ import concurrent.futures
 import threading
 import time
 
-from bench.lib import (meta, netns, nginx, order, plot, policies, stats,
-                       table, tcpinfo, traffic)
+from bench.lib import (meta, netns, nginx, order, plot, policies, rules,
+                       stats, table, tcpinfo, traffic)
 
 RATE_KBIT = 20000
 LIMIT = 170
@@ -389,6 +389,46 @@ def _key(r):
             r.get("server") or "bench")
 
 
+# the summaries' cells: one RTT row per (kind, bulk, object, think)
+# table, bench server only (nginx runs two policies); a cell's
+# retransmissions are the sum over its requests
+GROUP = ["kind", "compete", "size_kb", "think_s"]
+CELL_KW = {"retrans": "retrans", "rtx_total": True}
+RULES = rules.candidates(lambda rtt_ms: rtt_ms)
+
+
+def _summaries_md(rows, names):
+    """Markdown: auto against the goal, every policy over the grid, and
+    the rules auto could follow, over the bench server's cells."""
+    mine = [r for r in rows if (r.get("server") or "bench") == "bench"]
+    if not any(r.get("policy") == "cocktail-auto" for r in mine):
+        return []
+    head, lines = table.auto_summary(mine, GROUP, "rtt_ms", names,
+                                     cell_kw=CELL_KW)
+    md = ["\n## auto vs the fastest policy (bench server)\n\n%s (goal: "
+          "within 10%% of the fastest median, retransmissions no higher "
+          "than cocktail-ssr's). Cells are named kind/bulk/object KB/think "
+          "s.\n\n" % head]
+    md += [ln + "\n" for ln in lines]
+    md.append("\n## Every policy over the grid (bench server)\n\nOver "
+              "every cell: in how many the policy had the fastest median "
+              "request latency, the median over cells of its median / the "
+              "fastest policy's and / the ideal, in how many cells its "
+              "retransmissions were no higher than cocktail-ssr's, and its "
+              "retransmissions summed over all requests.\n")
+    md += table.policy_summary_md("all cells", table.policy_summary(
+        mine, GROUP, "rtt_ms", names, cell_kw=CELL_KW), "rtx")
+    md.append("\n## Rules auto could follow, scored on this grid\n\n"
+              "Each rule is scored with the measured requests of the policy "
+              "it would pick in a cell, against the cell's fastest policy "
+              "whose retransmissions are no higher than cocktail-ssr's. "
+              "Goal: within 10% of it with retransmissions no higher than "
+              "SSR's.\n")
+    md += rules.markdown("bench server", table.rule_scores(
+        mine, GROUP, "rtt_ms", names, RULES, cell_kw=CELL_KW))
+    return md
+
+
 def report(ctx, rows):
     rows = [r for r in rows if r.get("policy")]
     names = [p.name for p in policies.ALL]
@@ -452,6 +492,7 @@ def report(ctx, rows):
         md += ["- %s %s rtt %s %s KB think %s, %s: %s\n" % (
             r["kind"], r.get("server") or "bench", r["rtt_ms"], r["size_kb"],
             r["think_s"], r["policy"], r["error"]) for r in errs]
+    md += _summaries_md(rows, present)
     (ctx.outdir / "table.md").write_text("".join(md))
     groups = {}
     for r in rows:

@@ -40,8 +40,8 @@ import itertools
 import threading
 import time
 
-from bench.lib import (meta, netns, order, plot, policies, published, stats,
-                       table, traffic)
+from bench.lib import (meta, netns, order, plot, policies, published, rules,
+                       stats, table, traffic)
 
 PROFILES = {
     "chan2m": dict(rate_kbit=2000, queue_pkts=15, clamp_segs=22,
@@ -341,16 +341,8 @@ def _policies_md(rows, names):
           "burst retransmissions were no higher than cocktail-ssr's, and "
           "the sum over cells of its median burst retransmissions.\n"]
     for prof, mine in _profiles(rows):
-        summ = table.policy_summary(mine, ["queue", "burst"], "delay_ms",
-                                    names)
-        md.append("\n### %s\n\n| policy | cells | fastest in | median "
-                  "×fastest | median ×ideal | rtx ≤ SSR in | burst rtx "
-                  "(sum) |\n|---|---|---|---|---|---|---|\n" % prof)
-        for d in summ:
-            md.append("| %s | %d | %d | %s | %s | %d | %g |\n" % (
-                d["policy"], d["cells"], d["wins"],
-                table.fmt(d["ratio_fastest"]), table.fmt(d["ratio_ideal"]),
-                d["rtx_le_ssr"], d["rtx_sum"]))
+        md += table.policy_summary_md(prof, table.policy_summary(
+            mine, ["queue", "burst"], "delay_ms", names), "burst rtx")
     return md
 
 
@@ -460,26 +452,9 @@ def _crossover_md(rows):
     return md
 
 
-# Rules auto could follow, scored on the grid with the runs of the policy
-# each would pick in a cell. The path RTT is twice the one-way delay (auto
-# itself compares the connection's minimum RTT).
-def _threshold_rule(below, above, rtt_ms):
-    return lambda g, delay: below if 2 * delay < rtt_ms else above
-
-
-def _always(policy):
-    return lambda g, delay: policy
-
-
-RULES = {"auto as measured (ssr below auto_rtt_us, else pace)":
-         _always("cocktail-auto")}
-RULES.update(("always " + p, _always("cocktail-" + p))
-             for p in ("ssr", "decay", "keep", "pace"))
-RULES.update(("ssr below %d ms path RTT, else pace" % t,
-              _threshold_rule("cocktail-ssr", "cocktail-pace", t))
-             for t in (40, 100, 200))
-RULES["decay below 100 ms path RTT, else pace"] = _threshold_rule(
-    "cocktail-decay", "cocktail-pace", 100)
+# the path RTT is twice the one-way delay (auto itself compares the
+# connection's minimum RTT)
+RULES = rules.candidates(lambda delay_ms: 2 * delay_ms)
 
 
 def _rules_md(rows, names):
@@ -494,18 +469,8 @@ def _rules_md(rows, names):
           "runs of the policies they pick, so they carry the same noise "
           "(see the noise floor above).\n"]
     for prof, mine in _profiles(rows):
-        sc = table.rule_scores(mine, ["queue", "burst"], "delay_ms", names,
-                               RULES)
-        if not sc:
-            continue
-        md.append("\n### %s\n\n| rule | cells | goal met | rtx ≤ ssr | "
-                  "gap median | gap p90 | gap max |\n"
-                  "|---|---|---|---|---|---|---|\n" % prof)
-        for s in sc:
-            md.append("| %s | %d | %d | %d | %s | %s | %s |\n" % (
-                s["rule"], s["cells"], s["goal_met"], s["rtx_le_ssr"],
-                table.pct(s["gap_median"]), table.pct(s["gap_p90"]),
-                table.pct(s["gap_max"])))
+        md += rules.markdown(prof, table.rule_scores(
+            mine, ["queue", "burst"], "delay_ms", names, RULES))
     return md
 
 

@@ -233,3 +233,30 @@ def test_rule_scores_against_the_fair_winner():
     assert sc["split"]["picks"] == {"cocktail-ssr": 1, "cocktail-pace": 1}
     assert sc["split"]["goal_met"] == 1
     assert "absent" not in sc     # a policy that never ran scores nothing
+
+
+def test_cells_rtx_total_sums_requests_and_reaches_rule_scores():
+    # keepalive: rows are requests; a cell's retransmissions are their sum
+    rows = []
+    for pol, secs, rtx in (("cocktail-ssr", 2.0, [0, 1, 0]),
+                           ("cocktail-pace", 1.0, [0, 0, 2])):
+        rows += [{"kind": "web", "rtt_ms": 20, "policy": pol,
+                  "seconds": secs, "ideal_s": 1.0, "retrans": r}
+                 for r in rtx]
+    kw = {"retrans": "retrans", "rtx_total": True}
+    cs = table.cells(rows, ["kind"], "rtt_ms", **kw)
+    assert cs[(("web",), 20, "cocktail-ssr")]["rtx"] == 1
+    assert cs[(("web",), 20, "cocktail-pace")]["rtx"] == 2
+    # by median both retransmit nothing, and pace would be the fair winner
+    assert table.cells(rows, ["kind"], "rtt_ms",
+                       retrans="retrans")[(("web",), 20,
+                                           "cocktail-pace")]["rtx"] == 0
+    names = ["cocktail-ssr", "cocktail-pace"]
+    sc = table.rule_scores(rows, ["kind"], "rtt_ms", names,
+                           {"pace": lambda g, v: "cocktail-pace"},
+                           cell_kw=kw)
+    assert (sc[0]["goal_met"], sc[0]["rtx_le_ssr"]) == (0, 0)
+    summ = table.policy_summary(rows, ["kind"], "rtt_ms", names, cell_kw=kw)
+    assert [d["rtx_sum"] for d in summ] == [1, 2]
+    md = "".join(table.policy_summary_md("t", summ, "rtx"))
+    assert "| cocktail-pace | 1 | 1 | 1.00 | 1.00 | 0 | 2 |" in md
