@@ -17,48 +17,39 @@ the events the kernel reported as overwritten.
 import re
 from pathlib import Path
 
-TRACING = Path("/sys/kernel/tracing")   # start() mounts tracefs if needed
 EVENTS = ("restart", "pace_end")
 BUFFER_KB = 8192
-_on = False     # markers are written only while start() is in effect
+_trace = None   # the netlab.Trace while start() is in effect
 
 _LINE = re.compile(r"^\s*(?P<task>.+?)\s+\[(?P<cpu>\d+)\]\s+\S+\s+"
                    r"(?P<ts>\d+\.\d+):\s+(?P<event>[\w:]+):\s+(?P<rest>.*)$")
 _KV = re.compile(r"(\w+)=(\S*)")
 
 
-def _write(path, text):
+def start():
+    """Clear the buffer and enable the module's events (tests/vm/netlab's
+    Trace); False when the module (or tracefs) is not there."""
+    global _trace
+    from . import netns
+    t = netns.netlab.Trace(*("tcp_cocktail/" + e for e in EVENTS),
+                           buffer_kb=BUFFER_KB)
+    t.dir = netns.netlab.tracefs()
+    if not Path(t.dir, "events", "tcp_cocktail").is_dir():
+        return False
     try:
-        (TRACING / path).write_text(text)
-        return True
+        _trace = t.__enter__()
     except OSError:
         return False
-
-
-def available():
-    return (TRACING / "events" / "tcp_cocktail").is_dir()
-
-
-def start():
-    """Clear the buffer and enable the module's events; False when the
-    module (or tracefs) is not there."""
-    global _on, TRACING
-    from . import netns
-    TRACING = Path(netns.netlab.tracefs())
-    if not available():
-        return False
-    _write("buffer_size_kb", str(BUFFER_KB))
-    _write("trace", "")
-    for ev in EVENTS:
-        _write("events/tcp_cocktail/%s/enable" % ev, "1")
-    _on = _write("tracing_on", "1")
-    return _on
+    return True
 
 
 def marker(text):
     """A line in the trace, while start() is in effect."""
-    if _on:
-        _write("trace_marker", "bench %s\n" % text)
+    if _trace is not None:
+        try:
+            _trace.mark("bench %s\n" % text)
+        except OSError:
+            pass
 
 
 def parse(text):
@@ -89,18 +80,20 @@ def parse(text):
     return rows
 
 
-def stop(outdir):
+def stop(outdir, trace=None):
     """Disable the events and write trace.txt and restarts.csv into
-    OUTDIR; returns {"events": n, "lost": n} for meta.json."""
-    global _on
+    OUTDIR; returns {"events": n, "lost": n} for meta.json.  TRACE: the
+    started trace (default: start()'s)."""
+    global _trace
     from . import table
-    _on = False
-    for ev in EVENTS:
-        _write("events/tcp_cocktail/%s/enable" % ev, "0")
+    trace, _trace = trace or _trace, None
+    if trace is None:
+        return {"events": 0, "lost": None}
     try:
-        text = (TRACING / "trace").read_text()
+        trace.__exit__(None, None, None)
     except OSError:
         return {"events": 0, "lost": None}
+    text = trace.text
     Path(outdir, "trace.txt").write_text(text)
     rows = parse(text)
     if rows:

@@ -154,15 +154,19 @@ def test_ktrace_parse_attributes_events_to_the_marked_policy():
     assert rows[2]["reason"] == "ack" and rows[2]["duration_us"] == 198000
 
 
-def test_ktrace_stop_writes_files_and_counts_lost(tmp_path, monkeypatch):
-    from bench.lib import ktrace
+def test_ktrace_stop_writes_files_and_counts_lost(tmp_path):
+    from bench.lib import ktrace, netns
     fake = tmp_path / "tracing"
-    fake.mkdir()
+    for e in ktrace.EVENTS:
+        (fake / "events" / "tcp_cocktail" / e).mkdir(parents=True)
+    trace = netns.netlab.Trace(*("tcp_cocktail/" + e
+                                 for e in ktrace.EVENTS))
+    trace.dir = str(fake)
     (fake / "trace").write_text(TRACE)
-    monkeypatch.setattr(ktrace, "TRACING", fake)
     out = tmp_path / "out"
     out.mkdir()
-    assert ktrace.stop(out) == {"events": 3, "lost": 2}
+    assert ktrace.stop(out, trace) == {"events": 3, "lost": 2}
+    assert (fake / "events/tcp_cocktail/restart/enable").read_text() == "0\n"
     assert (out / "trace.txt").read_text() == TRACE
     rows = table.read_csv(out / "restarts.csv")
     assert [r["applied"] for r in rows] == ["keep", "pace", None]

@@ -750,22 +750,33 @@ def tracefs():
 
 class Trace:
     """Enable tracepoint events (e.g. "tcp_cocktail/restart") for the
-    duration of a with block; .lines holds the trace buffer afterwards."""
+    duration of a with block, in a buffer of BUFFER_KB per CPU when given;
+    mark() writes a line into the trace.  Afterwards .text holds the trace
+    buffer as read and .lines its event lines."""
 
-    def __init__(self, *events):
+    def __init__(self, *events, buffer_kb=None):
         self.events = events
-        self.lines = []
+        self.buffer_kb = buffer_kb
+        self.dir = None
+        self.text, self.lines = "", []
 
     def __enter__(self):
-        self.dir = tracefs()
+        self.dir = self.dir or tracefs()
+        if self.buffer_kb:
+            Path(self.dir, "buffer_size_kb").write_text("%d\n" %
+                                                        self.buffer_kb)
         Path(self.dir, "trace").write_text("")
         for e in self.events:
             Path(self.dir, "events", e, "enable").write_text("1\n")
         Path(self.dir, "tracing_on").write_text("1\n")
         return self
 
+    def mark(self, text):
+        Path(self.dir, "trace_marker").write_text(text)
+
     def __exit__(self, *exc):
         for e in self.events:
             Path(self.dir, "events", e, "enable").write_text("0\n")
-        self.lines = [ln for ln in Path(self.dir, "trace").read_text()
-                      .splitlines() if ln and not ln.startswith("#")]
+        self.text = Path(self.dir, "trace").read_text()
+        self.lines = [ln for ln in self.text.splitlines()
+                      if ln and not ln.startswith("#")]
