@@ -66,9 +66,10 @@ def main(argv=None):
                     help="the small subset used by bench-quick")
     ap.add_argument("--reps", type=int, default=None,
                     help="repetitions per cell (default: scenario's)")
-    ap.add_argument("--jobs", type=int, default=1,
+    ap.add_argument("--jobs", type=int, default=None,
                     help="cells run side by side, each on its own "
-                    "topology (restart only; default 1)")
+                    "topology (restart, keepalive; default: the "
+                    "scenario's, 1 with --quick)")
     ap.add_argument("--out", default=None,
                     help="output directory (default bench/results/SCENARIO)")
     ap.add_argument("--only", default="",
@@ -84,7 +85,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.reps is not None and not 1 <= args.reps <= 1000:
         ap.error("--reps must be 1..1000")
-    if not 1 <= args.jobs <= 32:
+    if args.jobs is not None and not 1 <= args.jobs <= 32:
         ap.error("--jobs must be 1..32")
     args.only = parse_only(args.only)
     if args.out and len(args.scenario) > 1:

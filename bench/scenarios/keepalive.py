@@ -54,6 +54,9 @@ NGINX_POLICIES = ("linux-default", "cocktail-auto")
 # cells with a competing bulk flow that may run side by side (--jobs):
 # nine 20 Mbit/s bulk flows kept the VM's two CPUs 55% busy under TCG
 BULK_JOBS = 9
+# --jobs of a full run: the nine web cells of an RTT at once (ten at
+# 200 ms, with the gRPC-like cell)
+FULL_JOBS = 10
 
 
 def cells(g, only=None):
@@ -352,7 +355,7 @@ def _log(ctx, rows):
 def run(ctx):
     g = QUICK if ctx.quick else FULL
     ctx.reps = ctx.reps or 1
-    ctx.jobs = max(1, getattr(ctx, "jobs", 1) or 1)
+    ctx.jobs = ctx.jobs or (1 if ctx.quick else FULL_JOBS)
     ctx.extra["jobs"] = ctx.jobs
     pols = policies.available(ctx.only.get("policy"), log=ctx.note)
     servers = _servers(ctx, g)

@@ -62,6 +62,8 @@ WARM_SEGS = 1000
 IDLE_RTO = 1.5
 # profiles up to this rate may run several cells side by side (--jobs)
 PARALLEL_MAX_KBIT = 10000
+# --jobs of a full run: all 16 chan2m cells at once
+FULL_JOBS = 16
 PORT = 5001
 
 
@@ -260,7 +262,7 @@ def _batch(cells, pol, burst, params, base):
 
 def run(ctx):
     ctx.reps = ctx.reps or (1 if ctx.quick else 5)
-    ctx.jobs = max(1, getattr(ctx, "jobs", 1) or 1)
+    ctx.jobs = ctx.jobs or (1 if ctx.quick else FULL_JOBS)
     names = ctx.only.get("policy")
     pols = policies.available(names, log=ctx.note)
     if not pols:

@@ -30,7 +30,8 @@ CASES = {
 }
 
 
-EXTRA_ARGS = {"restart": ["--jobs", "2", "--trace"]}
+EXTRA_ARGS = {"restart": ["--jobs", "2", "--trace"],
+              "keepalive": ["--jobs", "2"]}
 
 
 def run_scenario(name, only):
@@ -138,6 +139,24 @@ def test_keepalive_has_nginx_rows():
                            else "cubic"), r
     md = (OUT / "keepalive" / "table.md").read_text()
     assert "| web | nginx |" in md and "| web | bench |" in md
+
+
+def test_keepalive_cells_ran_side_by_side():
+    """--jobs 2: the quick web cell and the gRPC-like cell ran at once,
+    each on its own topology; nginx served the web cell only."""
+    path = OUT / "keepalive" / "runs.csv"
+    if not path.exists():
+        pytest.skip("keepalive smoke run did not produce runs.csv")
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    bench = [r for r in rows if r["server"] == "bench"]
+    assert {r["kind"] for r in bench} == {"web", "grpc"}
+    for r in bench:
+        assert r["batch_cells"] == "2", r
+        assert 0 <= float(r["batch_cpu_busy"]) <= 1, r
+    assert all(r["kind"] == "web" for r in rows if r["server"] == "nginx")
+    meta = json.loads((OUT / "keepalive" / "meta.json").read_text())
+    assert meta["args"]["jobs"] == 2 and len(meta["tc"]) == 2
 
 
 def test_phttp_has_nginx_row():
