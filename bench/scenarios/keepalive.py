@@ -400,6 +400,38 @@ CELL_KW = {"retrans": "retrans", "rtx_total": True}
 RULES = rules.candidates(lambda rtt_ms: rtt_ms)
 
 
+def _by_rtt_md(rows, names):
+    """Markdown: per (kind, RTT, bulk), every policy's median latency / the
+    ideal, as the median over the cells (object sizes, think times), and
+    its retransmissions summed over them."""
+    cs = table.cells(rows, GROUP, "rtt_ms", **CELL_KW)
+    lines = {}
+    for (g, rtt, pol), c in cs.items():
+        if c["median"] is not None and c["ideal"]:
+            d = lines.setdefault((g[0], rtt, g[1]), {}).setdefault(
+                pol, {"r": [], "rtx": 0, "n": 0})
+            d["r"].append(c["median"] / c["ideal"])
+            d["rtx"] += c["rtx"] or 0
+            d["n"] += 1
+    present = [n for n in names if any(n in v for v in lines.values())]
+    md = ["\n## By RTT and competing traffic (bench server)\n\nPer "
+          "policy: the median over the line's cells (object sizes × think "
+          "times) of median latency / ideal, and the retransmissions of "
+          "all their requests.\n\n| case | RTT ms | bulk | cells | " +
+          " | ".join(present) + " |\n|" + "---|" * (4 + len(present)) +
+          "\n"]
+    for (kind, rtt, comp) in sorted(lines, key=lambda k: (k[0] != "web",
+                                                          k[1], k[2])):
+        v = lines[(kind, rtt, comp)]
+        ncells = max(d["n"] for d in v.values())
+        md.append("| %s | %s | %s | %d | %s |\n" % (
+            kind, rtt, "yes" if comp else "no", ncells, " | ".join(
+                "×%s, %d rtx" % (table.fmt(stats.median(v[p]["r"])),
+                                 v[p]["rtx"]) if p in v else "—"
+                for p in present)))
+    return md
+
+
 def _summaries_md(rows, names):
     """Markdown: auto against the goal, every policy over the grid, and
     the rules auto could follow, over the bench server's cells."""
@@ -408,7 +440,8 @@ def _summaries_md(rows, names):
         return []
     head, lines = table.auto_summary(mine, GROUP, "rtt_ms", names,
                                      cell_kw=CELL_KW)
-    md = ["\n## auto vs the fastest policy (bench server)\n\n%s (goal: "
+    md = _by_rtt_md(mine, names)
+    md += ["\n## auto vs the fastest policy (bench server)\n\n%s (goal: "
           "within 10%% of the fastest median, retransmissions no higher "
           "than cocktail-ssr's). Cells are named kind/bulk/object KB/think "
           "s.\n\n" % head]

@@ -53,3 +53,19 @@ def test_lanes_of_one_job_are_single_cells_and_obey_only():
     assert all(len(x) == 1 for x in lanes)
     assert {x[0][0] for x in lanes} == {20}
     assert len(lanes) == len([c for c in keepalive.cells(G) if c[0] == 20])
+
+
+def test_by_rtt_table_takes_the_median_over_cells():
+    rows = []
+    for size, ratio in ((16, 1.0), (64, 2.0), (256, 4.0)):
+        for req, rtx in enumerate((0, 1)):
+            rows.append({"kind": "web", "rtt_ms": 20, "compete": 0,
+                         "size_kb": size, "think_s": 1, "server": "bench",
+                         "policy": "cocktail-keep", "req": req,
+                         "seconds": 0.1 * ratio, "ideal_s": 0.1,
+                         "retrans": rtx})
+    md = "".join(keepalive._by_rtt_md(rows, ["linux-default",
+                                             "cocktail-keep"]))
+    # one line, three cells, median ratio 2, one retransmission a cell
+    assert "| web | 20 | no | 3 | ×2.00, 3 rtx |" in md
+    assert "linux-default" not in md     # a policy that never ran
