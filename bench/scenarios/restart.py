@@ -457,6 +457,25 @@ def _crossover_md(rows):
 # the path RTT is twice the one-way delay (auto itself compares the
 # connection's minimum RTT)
 RULES = rules.candidates(lambda delay_ms: 2 * delay_ms)
+# a rule on the queue the path had before the idle period: the module
+# knows srtt and the minimum RTT when it restarts
+QUEUE_RATIO = 1.2
+
+
+def queue_rule(rows, below, above, ratio=QUEUE_RATIO):
+    """A rule for table.rule_scores over ROWS (one profile): ABOVE where
+    the cocktail runs' median srtt / minimum RTT just before the idle
+    period exceeded RATIO (the connection had built a queue), else
+    BELOW."""
+    q = {}
+    for r in rows:
+        if str(r.get("policy")).startswith("cocktail-") and \
+                r.get("srtt_ms") and r.get("min_rtt_ms"):
+            q.setdefault((r["queue"], r["burst"], r["delay_ms"]), []).append(
+                r["srtt_ms"] / r["min_rtt_ms"])
+    queued = {k: stats.median(v) > ratio for k, v in q.items()}
+    return lambda g, delay: above if queued.get((g[0], g[1], delay)) \
+        else below
 
 
 def _rules_md(rows, names):
@@ -469,10 +488,17 @@ def _rules_md(rows, names):
           "10% of it with retransmissions no higher than SSR's. Only the "
           "first row is a policy that ran as such; the others reuse the "
           "runs of the policies they pick, so they carry the same noise "
-          "(see the noise floor above).\n"]
+          "(see the noise floor above). The last rule uses the queue the "
+          "connection had built before the idle period (the cell's median "
+          "srtt / minimum RTT over the cocktail runs, from tcp_info just "
+          "before the idle period).\n"]
     for prof, mine in _profiles(rows):
+        mine_rules = dict(RULES)
+        mine_rules["ssr if srtt > %g × min RTT before the idle, else pace"
+                   % QUEUE_RATIO] = queue_rule(mine, "cocktail-pace",
+                                               "cocktail-ssr")
         md += rules.markdown(prof, table.rule_scores(
-            mine, ["queue", "burst"], "delay_ms", names, RULES))
+            mine, ["queue", "burst"], "delay_ms", names, mine_rules))
     return md
 
 

@@ -264,3 +264,17 @@ def test_cells_rtx_total_sums_requests_and_reaches_rule_scores():
     assert [d["rtx_sum"] for d in summ] == [1, 2]
     md = "".join(table.policy_summary_md("t", summ, "rtx"))
     assert "| cocktail-pace | 1 | 1 | 1.00 | 1.00 | 0 | 2 |" in md
+
+
+def test_restart_queue_rule_uses_the_cells_pre_idle_queue():
+    from bench.scenarios import restart
+    rows = [{"policy": "cocktail-ssr", "queue": "droptail", "burst": 100,
+             "delay_ms": d, "srtt_ms": srtt, "min_rtt_ms": 2 * d}
+            for d, srtt in ((10, 50.0), (10, 60.0), (150, 305.0))]
+    # kernel policies' warm-ups do not count
+    rows.append({"policy": "bbr", "queue": "droptail", "burst": 100,
+                 "delay_ms": 150, "srtt_ms": 900.0, "min_rtt_ms": 300.0})
+    rule = restart.queue_rule(rows, "cocktail-pace", "cocktail-ssr")
+    assert rule(("droptail", 100), 10) == "cocktail-ssr"     # 2.75x
+    assert rule(("droptail", 100), 150) == "cocktail-pace"   # 1.02x
+    assert rule(("red", 100), 10) == "cocktail-pace"          # no data
