@@ -33,11 +33,19 @@ KERNEL = [
     Policy("bbr", "bbr", 1, "BBR"),
     Policy("reno-ssr", "reno", 1, "Reno, SSAI=1 (classic SSR)"),
 ]
+# every cocktail policy sets cwv, so a variant's setting does not carry over
 COCKTAIL = [Policy("cocktail-%s" % r, "cocktail", 1, "cocktail restart=%s" % r,
-                   {"restart": r}) for r in ("ssr", "decay", "keep", "pace",
-                                             "auto")]
+                   {"restart": r, "cwv": 1})
+            for r in ("ssr", "decay", "keep", "pace", "auto")]
 ALL = KERNEL + COCKTAIL
-BY_NAME = {p.name: p for p in ALL}
+# congestion window validation off (0) and RFC 7661 (2) beside the default
+# RFC 2861 (1): run when asked for with --only policy=...
+CWV_VARIANTS = [Policy("cocktail-%s-cwv%d" % (r, c), "cocktail", 1,
+                       "cocktail restart=%s cwv=%d" % (r, c),
+                       {"restart": r, "cwv": c})
+                for r in ("auto", "keep") for c in (0, 2)]
+KNOWN = ALL + CWV_VARIANTS
+BY_NAME = {p.name: p for p in KNOWN}
 BASELINE = "linux-default"
 
 
@@ -57,6 +65,10 @@ def cocktail_status():
 
 def available(names=None, log=print):
     """The policies that can run here; skipped ones are logged with why."""
+    bad = [n for n in names or () if n not in BY_NAME]
+    if bad:
+        raise SystemExit("unknown policy %s (known: %s)" % (
+            ", ".join(bad), " ".join(BY_NAME)))
     want = [BY_NAME[n] for n in names] if names else ALL
     ok, why = cocktail_status() if any(p.cc == "cocktail" for p in want) \
         else (True, "")

@@ -69,3 +69,18 @@ def test_by_rtt_table_takes_the_median_over_cells():
     # one line, three cells, median ratio 2, one retransmission a cell
     assert "| web | 20 | no | 3 | ×2.00, 3 rtx |" in md
     assert "linux-default" not in md     # a policy that never ran
+
+
+def test_cwv_variants_are_known_but_not_run_by_default():
+    from bench.lib import policies
+    v = policies.BY_NAME["cocktail-auto-cwv0"]
+    assert v.cocktail == {"restart": "auto", "cwv": 0}
+    assert v not in policies.ALL and v in policies.KNOWN
+    # every cocktail policy sets cwv, so a variant's setting is undone
+    assert all("cwv" in p.cocktail for p in policies.KNOWN
+               if p.cc == "cocktail")
+    assert "tcp_cocktail.cwv = 2" in policies.profile_text(
+        policies.BY_NAME["cocktail-keep-cwv2"])
+    import pytest
+    with pytest.raises(SystemExit, match="unknown policy cocktail-nope"):
+        policies.available(["cocktail-nope"])
