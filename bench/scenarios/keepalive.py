@@ -33,11 +33,9 @@ policy order follows a Williams design (bench/lib/order.py).  Rows record
 the batch's size and the VM's CPU load over it (batch_cells,
 batch_cpu_busy).
 """
-import concurrent.futures
-import threading
 import time
 
-from bench.lib import (meta, netns, nginx, order, plot, policies, rules,
+from bench.lib import (netns, nginx, order, parallel, plot, policies, rules,
                        stats, table, tcpinfo, traffic)
 
 RATE_KBIT = 20000
@@ -287,51 +285,18 @@ class Site:
         self.topo.down()
 
 
-def _build(ctx, lane, servers, files):
-    """The Sites of LANE, built 4 at a time (netem-topo is seconds of
-    ip/tc commands under TCG); on a failure the built ones are closed."""
-    with concurrent.futures.ThreadPoolExecutor(4) as pool:
-        futs = [pool.submit(Site, ctx, c, servers, files) for c in lane]
-        concurrent.futures.wait(futs)
-    sites = [f.result() for f in futs if not f.exception()]
-    for f in futs:
-        if f.exception():
-            for site in sites:
-                site.close()
-            raise f.exception()
-    return sites
-
-
 def _batch(sites, server, pol, reqs, base):
     """POL's connection to SERVER on every site at once, one thread a
     site.  Site i starts i/n of its think time late, so that the sites'
     requests interleave instead of coinciding.  Every row carries the
     batch size and the VM's CPU load over the batch."""
     sites = [x for x in sites if server in x.servers]
-    cpu0 = meta.cpu_jiffies()
-    out = {}
-
-    def one(i, site):
-        try:
-            out[site] = site.run(server, pol, reqs, base,
-                                 site.cell[3] * i / len(sites))
-        except BaseException as e:  # a bug: re-raised below, not lost
-            out[site] = e
-
-    threads = [threading.Thread(target=one, args=(i, x), daemon=True)
-               for i, x in enumerate(sites)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    busy = round(meta.cpu_busy_since(cpu0), 3)
-    rows = []
-    for site in sites:
-        if isinstance(out[site], BaseException):
-            raise out[site]
-        for r in out[site]:
-            r.update(batch_cells=len(sites), batch_cpu_busy=busy)
-            rows.append(r)
+    out, busy = parallel.side_by_side(
+        lambda i, x: x.run(server, pol, reqs, base,
+                           x.cell[3] * i / len(sites)), sites)
+    rows = [r for got in out for r in got]
+    for r in rows:
+        r.update(batch_cells=len(sites), batch_cpu_busy=busy)
     return rows
 
 
@@ -361,7 +326,9 @@ def run(ctx):
     servers = _servers(ctx, g)
     rows = []
     for lane in lanes(g, ctx.only, ctx.jobs):
-        sites = _build(ctx, lane, servers, _nginx_files(g))
+        sites = parallel.build(
+            lambda c: Site(ctx, c, servers, _nginx_files(g)), lane,
+            Site.close)
         ctx.log("%d cell(s) side by side: %s" % (len(sites), ", ".join(
             "%s %d ms%s %d KB think %s" % (c[4], c[0], " +bulk" if c[1]
                                            else "", c[2], c[3])
@@ -382,8 +349,7 @@ def run(ctx):
                 ctx.save(rows)
         finally:
             policies.revert([x.s for x in sites])
-            with concurrent.futures.ThreadPoolExecutor(4) as pool:
-                list(pool.map(Site.close, sites))
+            parallel.close_all(Site.close, sites)
     return rows
 
 

@@ -35,13 +35,11 @@ policy and burst at the same moment; a repetition is a series of such
 batches, the policy order following a Williams design (bench/lib/order.py)
 as without --jobs.
 """
-import concurrent.futures
 import itertools
-import threading
 import time
 
-from bench.lib import (meta, netns, order, plot, policies, published, rules,
-                       stats, table, traffic)
+from bench.lib import (netns, order, parallel, plot, policies, published,
+                       rules, stats, table, traffic)
 
 PROFILES = {
     "chan2m": dict(rate_kbit=2000, queue_pkts=15, clamp_segs=22,
@@ -210,53 +208,20 @@ class Cell:
         self.topo.down()
 
 
-def _build(ctx, lane, cells):
-    """Build the cells of LANE (4 topologies at a time: netem-topo is
-    seconds of ip/tc commands under TCG) into CELLS, in LANE's order; the
-    first failure is raised once every builder has finished (the caller
-    closes what was built)."""
-    with concurrent.futures.ThreadPoolExecutor(4) as pool:
-        futs = [pool.submit(Cell, ctx, *c) for c in lane]
-        concurrent.futures.wait(futs)
-    cells += [f.result() for f in futs if not f.exception()]
-    for f in futs:
-        if f.exception():
-            raise f.exception()
-
-
 def _batch(cells, pol, burst, params, base):
     """Run POL's BURST on every cell of CELLS at once, one thread a cell.
     Every row carries the batch size, the VM's CPU load over the batch
     and the module's counter changes (module counters are global, so in a
     batch of several cells they sum over the batch)."""
-    c0, cpu0 = policies.counters(), meta.cpu_jiffies()
-    out = {}
-
-    def one(c):
-        try:
-            out[c] = c.run(pol, burst, params, base)
-        except BaseException as e:  # a bug: re-raised below, not lost
-            out[c] = e
-
-    threads = [threading.Thread(target=one, args=(c,), daemon=True)
-               for c in cells]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    for c in cells:
-        if isinstance(out[c], BaseException):
-            raise out[c]
-    busy = meta.cpu_busy_since(cpu0)
+    c0 = policies.counters()
+    rows, busy = parallel.side_by_side(
+        lambda i, c: c.run(pol, burst, params, base), cells)
     counters = " ".join("%s=%d" % kv for kv in sorted(
         policies.counter_delta(c0, policies.counters()).items()))
-    rows = []
-    for c in cells:
-        row = out[c]
-        row.update(batch_cells=len(cells), batch_cpu_busy=round(busy, 3))
+    for row in rows:
+        row.update(batch_cells=len(cells), batch_cpu_busy=busy)
         if pol.cc == "cocktail":
             row["module_counters"] = counters
-        rows.append(row)
     return rows
 
 
@@ -279,9 +244,8 @@ def run(ctx):
     batch_no = itertools.count(max(old_order, default=-1) + 1)
     rep0 = max(old_rep, default=-1) + 1
     for lane in _lanes(ctx):
-        cells = []
+        cells = parallel.build(lambda c: Cell(ctx, *c), lane, Cell.close)
         try:
-            _build(ctx, lane, cells)
             s1s = [c.s1 for c in cells]
             ctx.log("%d cell(s) side by side: %s" % (len(cells), ", ".join(
                 "%s/%s/%d ms" % (c.prof, c.q, c.d) for c in cells)))
@@ -315,8 +279,7 @@ def run(ctx):
                 ctx.save(rows)
         finally:
             policies.revert([c.s1 for c in cells])
-            with concurrent.futures.ThreadPoolExecutor(4) as pool:
-                list(pool.map(Cell.close, cells))
+            parallel.close_all(Cell.close, cells)
     return rows
 
 
