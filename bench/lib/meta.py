@@ -71,3 +71,15 @@ def collect(scenario, args, tc=None, extra=None):
 
 def write(path, meta):
     Path(path).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+
+
+def earlier(path):
+    """The runs an --append run adds to: the meta.json at PATH (if any)
+    and the runs it recorded as earlier, oldest first, each without its
+    own history."""
+    try:
+        old = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return []
+    runs = old.pop("earlier_runs", [])
+    return runs + [old]

@@ -3,9 +3,13 @@ table cell to the policy it would run there, and is scored with the
 measured runs of that policy in that cell.  Only "auto as measured" is a
 policy that ran as such; the others reuse the runs of the policies they
 pick, so they carry the same noise."""
-from . import table
+from . import stats, table
 
 AUTO = "auto as measured (ssr below auto_rtt_us, else pace)"
+# a rule on the queue the connection had built before the idle period:
+# the module knows srtt and the minimum RTT when it restarts
+QUEUE_RATIO = 1.2
+QUEUE = "ssr if srtt > %g × min RTT before the idle, else pace" % QUEUE_RATIO
 
 
 def candidates(path_rtt_ms):
@@ -27,6 +31,28 @@ def candidates(path_rtt_ms):
     out["decay below 100 ms path RTT, else pace"] = threshold(
         "cocktail-decay", "cocktail-pace", 100)
     return out
+
+
+def queue_ratios(rows, key):
+    """{KEY(row): the median srtt / minimum RTT just before the idle period
+    over the cocktail runs' rows with that key} (tcp_info's srtt_ms and
+    min_rtt_ms; the kernel policies' rows do not count)."""
+    q = {}
+    for r in rows:
+        if str(r.get("policy")).startswith("cocktail-") and \
+                r.get("srtt_ms") and r.get("min_rtt_ms"):
+            q.setdefault(key(r), []).append(r["srtt_ms"] / r["min_rtt_ms"])
+    return {k: stats.median(v) for k, v in q.items()}
+
+
+def queue_rule(ratios, cell_key, below="cocktail-pace",
+               above="cocktail-ssr", ratio=QUEUE_RATIO):
+    """A rule: ABOVE in the cells whose pre-idle srtt / minimum RTT
+    (RATIOS, from queue_ratios) exceeded RATIO, else BELOW (also where
+    nothing was measured).  CELL_KEY(group, row value) gives the cell's
+    key in RATIOS."""
+    return lambda g, v: above if ratios.get(cell_key(g, v), 0) > ratio \
+        else below
 
 
 def markdown(title, scores):

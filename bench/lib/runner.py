@@ -140,6 +140,8 @@ def run_one(name, args):
     m["notes"] = ctx.notes
     m["duration_s"] = round(time.monotonic() - ctx.t_start, 1)
     m["runs"] = len(rows)
+    if ctx.old:
+        m["earlier_runs"] = meta.earlier(outdir / "meta.json")
     meta.write(outdir / "meta.json", m)
     mod.report(ctx, rows)
     ctx.log("done: %d rows in %s" % (len(rows), outdir))

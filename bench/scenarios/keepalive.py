@@ -171,7 +171,9 @@ def one_conn(topo, open_conn, lst_bulk, pol, rtt, comp, size_kb, think,
                         "retrans": after["total_retrans"] -
                         before["total_retrans"],
                         "cwnd_before": before["snd_cwnd"],
-                        "rto_ms": before["rto"] / 1000.0})
+                        "rto_ms": before["rto"] / 1000.0,
+                        "srtt_ms": round(before["rtt"] / 1000.0, 1),
+                        "min_rtt_ms": round(before["min_rtt"] / 1000.0, 1)})
         drops = netns.bottleneck_drops(topo) - drops0
         for r in out:
             r["cell_drops"] = drops
@@ -366,10 +368,33 @@ CELL_KW = {"retrans": "retrans", "rtx_total": True}
 RULES = rules.candidates(lambda rtt_ms: rtt_ms)
 
 
-def _by_rtt_md(rows, names):
+def _queue_key(r):
+    """A cell's pre-idle queue is taken over its think times: the queue
+    before the idle period does not depend on how long the idle is."""
+    return (r["kind"], r["compete"], r["size_kb"], r["rtt_ms"])
+
+
+def _queue_md(ratios):
+    """Markdown: the pre-idle srtt / minimum RTT per (kind, RTT, bulk,
+    object), the input of the queue rule."""
+    if not ratios:
+        return []
+    md = ["\nPre-idle srtt / minimum RTT (median over the cocktail "
+          "policies' requests, from tcp_info after the think time), the "
+          "queue rule's input:\n\n| case | RTT ms | bulk | object KB | "
+          "srtt / min RTT |\n|---|---|---|---|---|\n"]
+    for (kind, comp, size, rtt), v in sorted(
+            ratios.items(), key=lambda kv: (kv[0][0] != "web", kv[0][3],
+                                            kv[0][1], kv[0][2])):
+        md.append("| %s | %s | %s | %s | %.2f |\n" % (
+            kind, rtt, "yes" if comp else "no", size, v))
+    return md
+
+
+def _by_rtt_md(rows, names, head=None):
     """Markdown: per (kind, RTT, bulk), every policy's median latency / the
     ideal, as the median over the cells (object sizes, think times), and
-    its retransmissions summed over them."""
+    its retransmissions summed over them; under HEAD if given."""
     cs = table.cells(rows, GROUP, "rtt_ms", **CELL_KW)
     lines = {}
     for (g, rtt, pol), c in cs.items():
@@ -380,10 +405,11 @@ def _by_rtt_md(rows, names):
             d["rtx"] += c["rtx"] or 0
             d["n"] += 1
     present = [n for n in names if any(n in v for v in lines.values())]
-    md = ["\n## By RTT and competing traffic (bench server)\n\nPer "
-          "policy: the median over the line's cells (object sizes × think "
-          "times) of median latency / ideal, and the retransmissions of "
-          "all their requests.\n\n| case | RTT ms | bulk | cells | " +
+    md = [head or "\n## By RTT and competing traffic (bench server)\n\n"
+          "Per policy: the median over the line's cells (object sizes × "
+          "think times) of median latency / ideal, and the retransmissions "
+          "of all their requests.\n"]
+    md += ["\n| case | RTT ms | bulk | cells | " +
           " | ".join(present) + " |\n|" + "---|" * (4 + len(present)) +
           "\n"]
     for (kind, rtt, comp) in sorted(lines, key=lambda k: (k[0] != "web",
@@ -396,6 +422,29 @@ def _by_rtt_md(rows, names):
                                  v[p]["rtx"]) if p in v else "—"
                 for p in present)))
     return md
+
+
+def _cwv_md(rows):
+    """Markdown: auto and keep with cwv 0, 1 (the default) and 2, over the
+    bench server's cells where a cwv variant ran."""
+    variants = [p.name for p in policies.CWV_VARIANTS]
+    ran = {_key(r) for r in rows if r["policy"] in variants}
+    if not ran:
+        return []
+    names = []
+    for base in ("auto", "keep"):
+        names += ["cocktail-%s-cwv0" % base, "cocktail-" + base,
+                  "cocktail-%s-cwv2" % base]
+    sel = [r for r in rows if _key(r) in ran and r["policy"] in names]
+    return _by_rtt_md(sel, names, "\n## Congestion window validation "
+                      "(bench server)\n\n`auto` and `keep` with `cwv=0` "
+                      "(off), `cwv=1` (RFC 2861, the default; no suffix) and "
+                      "`cwv=2` (RFC 7661), over the cells where the variants "
+                      "ran (%d). Per policy: the median over the line's cells "
+                      "of median latency / ideal, and the retransmissions of "
+                      "all their requests. When the variants ran in a later "
+                      "run than the default (`--append`), the comparison "
+                      "spans two runs (meta.json).\n" % len(ran))
 
 
 def _summaries_md(rows, names):
@@ -426,14 +475,21 @@ def _summaries_md(rows, names):
               "whose retransmissions are no higher than cocktail-ssr's. "
               "Goal: within 10% of it with retransmissions no higher than "
               "SSR's.\n")
+    ratios = rules.queue_ratios(mine, _queue_key)
+    mine_rules = dict(RULES)
+    if ratios:
+        mine_rules[rules.QUEUE] = rules.queue_rule(
+            ratios, lambda g, rtt: (g[0], g[1], g[2], rtt))
     md += rules.markdown("bench server", table.rule_scores(
-        mine, GROUP, "rtt_ms", names, RULES, cell_kw=CELL_KW))
+        mine, GROUP, "rtt_ms", names, mine_rules, cell_kw=CELL_KW))
+    md += _queue_md(ratios)
     return md
 
 
 def report(ctx, rows):
     rows = [r for r in rows if r.get("policy")]
-    names = [p.name for p in policies.KNOWN]
+    # the grid's policies; cwv variants get their own section
+    names = [p.name for p in policies.ALL]
     present = [n for n in names if any(r["policy"] == n for r in rows)]
     md = ["# keepalive: per-request latency on one persistent connection\n\n",
           "Measured inside the test VM; 20 Mbit/s, 170-packet drop-tail "
@@ -495,6 +551,8 @@ def report(ctx, rows):
             r["kind"], r.get("server") or "bench", r["rtt_ms"], r["size_kb"],
             r["think_s"], r["policy"], r["error"]) for r in errs]
     md += _summaries_md(rows, present)
+    md += _cwv_md([r for r in rows if (r.get("server") or "bench") ==
+                   "bench" and r.get("seconds") is not None])
     (ctx.outdir / "table.md").write_text("".join(md))
     groups = {}
     for r in rows:

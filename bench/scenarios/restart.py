@@ -420,25 +420,15 @@ def _crossover_md(rows):
 # the path RTT is twice the one-way delay (auto itself compares the
 # connection's minimum RTT)
 RULES = rules.candidates(lambda delay_ms: 2 * delay_ms)
-# a rule on the queue the path had before the idle period: the module
-# knows srtt and the minimum RTT when it restarts
-QUEUE_RATIO = 1.2
 
 
-def queue_rule(rows, below, above, ratio=QUEUE_RATIO):
-    """A rule for table.rule_scores over ROWS (one profile): ABOVE where
-    the cocktail runs' median srtt / minimum RTT just before the idle
-    period exceeded RATIO (the connection had built a queue), else
-    BELOW."""
-    q = {}
-    for r in rows:
-        if str(r.get("policy")).startswith("cocktail-") and \
-                r.get("srtt_ms") and r.get("min_rtt_ms"):
-            q.setdefault((r["queue"], r["burst"], r["delay_ms"]), []).append(
-                r["srtt_ms"] / r["min_rtt_ms"])
-    queued = {k: stats.median(v) > ratio for k, v in q.items()}
-    return lambda g, delay: above if queued.get((g[0], g[1], delay)) \
-        else below
+def queue_rule(rows, below, above):
+    """rules.queue_rule over ROWS (one profile), a cell's queue taken from
+    the cocktail runs of its (queue, burst, delay)."""
+    ratios = rules.queue_ratios(
+        rows, lambda r: (r["queue"], r["burst"], r["delay_ms"]))
+    return rules.queue_rule(ratios, lambda g, delay: (g[0], g[1], delay),
+                            below, above)
 
 
 def _rules_md(rows, names):
@@ -457,9 +447,8 @@ def _rules_md(rows, names):
           "before the idle period).\n"]
     for prof, mine in _profiles(rows):
         mine_rules = dict(RULES)
-        mine_rules["ssr if srtt > %g × min RTT before the idle, else pace"
-                   % QUEUE_RATIO] = queue_rule(mine, "cocktail-pace",
-                                               "cocktail-ssr")
+        mine_rules[rules.QUEUE] = queue_rule(mine, "cocktail-pace",
+                                             "cocktail-ssr")
         md += rules.markdown(prof, table.rule_scores(
             mine, ["queue", "burst"], "delay_ms", names, mine_rules))
     return md

@@ -278,3 +278,65 @@ def test_restart_queue_rule_uses_the_cells_pre_idle_queue():
     assert rule(("droptail", 100), 10) == "cocktail-ssr"     # 2.75x
     assert rule(("droptail", 100), 150) == "cocktail-pace"   # 1.02x
     assert rule(("red", 100), 10) == "cocktail-pace"          # no data
+
+
+def test_keepalive_queue_rule_is_scored_where_srtt_was_recorded():
+    from bench.lib import rules
+    from bench.scenarios import keepalive
+    names = ["cocktail-ssr", "cocktail-pace"]
+
+    def req(pol, rtt, secs, srtt, think=1):
+        return {"policy": pol, "kind": "web", "compete": 0, "size_kb": 64,
+                "think_s": think, "rtt_ms": rtt, "server": "bench",
+                "seconds": secs, "ideal_s": rtt / 1000.0, "retrans": 0,
+                "srtt_ms": srtt, "min_rtt_ms": rtt}
+    rows = []
+    for i in range(3):
+        # 20 ms: no queue before the idle (srtt = min RTT): pace, faster
+        rows += [req("cocktail-ssr", 20, 0.040, 20.0),
+                 req("cocktail-pace", 20, 0.025, 20.0)]
+        # 100 ms: a queue (srtt 1.5 x): ssr, and ssr is the faster here
+        rows += [req("cocktail-ssr", 100, 0.150, 150.0),
+                 req("cocktail-pace", 100, 0.200, 150.0)]
+    ratios = rules.queue_ratios(rows, keepalive._queue_key)
+    assert ratios == {("web", 0, 64, 20): 1.0, ("web", 0, 64, 100): 1.5}
+    md = "".join(keepalive._summaries_md(
+        rows + [dict(r, policy="cocktail-auto") for r in rows[:2]], names))
+    line = [ln for ln in md.splitlines() if ln.startswith("| " +
+                                                          rules.QUEUE)]
+    assert line and line[0].split(" | ")[1:3] == ["2", "2"], md
+    assert "| web | 100 | no | 64 | 1.50 |" in md
+    # without srtt (older runs) the rule is not scored
+    old = [{k: v for k, v in r.items() if k != "srtt_ms"} for r in rows]
+    assert rules.QUEUE not in "".join(keepalive._summaries_md(
+        old + [dict(r, policy="cocktail-auto") for r in old[:2]], names))
+
+
+def test_keepalive_cwv_variants_get_their_own_section(tmp_path):
+    from bench.scenarios import keepalive
+
+    def req(pol, secs):
+        return {"policy": pol, "kind": "web", "compete": 0, "size_kb": 64,
+                "think_s": 1, "rtt_ms": 20, "server": "bench",
+                "seconds": secs, "ideal_s": 0.02, "retrans": 1}
+    rows = [req("cocktail-auto", 0.04), req("cocktail-keep", 0.022)]
+    assert keepalive._cwv_md(rows) == []
+    rows += [req("cocktail-keep-cwv0", 0.03), req("cocktail-auto-cwv2", 0.05)]
+    md = "".join(keepalive._cwv_md(rows))
+    assert "## Congestion window validation" in md
+    assert "| cocktail-auto-cwv0 | cocktail-auto | cocktail-auto-cwv2 | " \
+        "cocktail-keep-cwv0 | cocktail-keep |" not in md   # only those run
+    assert "| web | 20 | no | 1 | ×2.00, 1 rtx | ×2.50, 1 rtx | ×1.50, " \
+        "1 rtx | ×1.10, 1 rtx |" in md, md
+
+
+def test_meta_earlier_keeps_the_history_of_appended_runs(tmp_path):
+    import json
+    from bench.lib import meta
+    p = tmp_path / "meta.json"
+    assert meta.earlier(p) == []
+    p.write_text(json.dumps({"date": "a"}))
+    first = meta.earlier(p)
+    assert first == [{"date": "a"}]
+    p.write_text(json.dumps({"date": "b", "earlier_runs": first}))
+    assert meta.earlier(p) == [{"date": "a"}, {"date": "b"}]
