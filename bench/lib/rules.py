@@ -10,6 +10,10 @@ AUTO = "auto as measured (ssr below auto_rtt_us, else pace)"
 # the module knows srtt and the minimum RTT when it restarts
 QUEUE_RATIO = 1.2
 QUEUE = "ssr if srtt > %g × min RTT before the idle, else pace" % QUEUE_RATIO
+# the module's restart=queue (queue_pct=120), when it ran
+QUEUE_POLICY = "cocktail-queue"
+QUEUE_MEASURED = "queue as measured (restart=queue, queue_pct=%d)" % round(
+    QUEUE_RATIO * 100)
 
 
 def candidates(path_rtt_ms):

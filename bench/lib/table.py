@@ -320,7 +320,7 @@ def crossover(rows, group, row_key, a="cocktail-ssr", b="cocktail-pace"):
 
 
 def rule_scores(rows, group, row_key, policies, rules, ssr="cocktail-ssr",
-                goal=0.10, cell_kw=None):
+                goal=0.10, cell_kw=None, extra=()):
     """Score restart rules on measured cells. RULES maps a name to a
     function (group tuple, row value) -> the policy that rule would run in
     that cell; the rule is scored with that policy's measured runs there.
@@ -328,12 +328,14 @@ def rule_scores(rows, group, row_key, policies, rules, ssr="cocktail-ssr",
     no higher than SSR's (verdict()'s fair winner), one dict per rule:
     rule, cells, goal_met (within GOAL of it and retransmissions no higher
     than SSR's), rtx_le_ssr, gap_median, gap_p90, gap_max (its median time
-    / the fair winner's - 1), picks ({policy: cells})."""
+    / the fair winner's - 1), picks ({policy: cells}).  A rule may also
+    pick one of EXTRA, policies that ran in some cells but do not compete
+    for the fair winner (a new policy measured against the grid)."""
     cs = cells(rows, group, row_key, **(cell_kw or {}))
     # per cell, once: its policies' summaries and the fair winner's median
     scored = []
     for g, rv in _order([(k[0], k[1]) for k in cs]):
-        percell = {p: cs[(g, rv, p)] for p in policies
+        percell = {p: cs[(g, rv, p)] for p in list(policies) + list(extra)
                    if (g, rv, p) in cs and cs[(g, rv, p)]["median"]
                    is not None}
         fair = verdict(percell, policies, ssr=ssr)["fair_winner"]

@@ -474,14 +474,24 @@ def _summaries_md(rows, names):
               "it would pick in a cell, against the cell's fastest policy "
               "whose retransmissions are no higher than cocktail-ssr's. "
               "Goal: within 10% of it with retransmissions no higher than "
-              "SSR's.\n")
+              "SSR's. Only the rows \"as measured\" are policies that ran "
+              "as such; the others reuse the requests of the policies they "
+              "pick. The queue rule (where srtt was recorded) takes a "
+              "cell's queue from the cocktail policies' requests, over "
+              "its think times (the table below); the module's "
+              "`restart=queue` decides per restart.\n")
     ratios = rules.queue_ratios(mine, _queue_key)
     mine_rules = dict(RULES)
     if ratios:
         mine_rules[rules.QUEUE] = rules.queue_rule(
             ratios, lambda g, rtt: (g[0], g[1], g[2], rtt))
+    extra = []
+    if any(r["policy"] == rules.QUEUE_POLICY for r in mine):
+        mine_rules[rules.QUEUE_MEASURED] = lambda g, v: rules.QUEUE_POLICY
+        extra.append(rules.QUEUE_POLICY)
     md += rules.markdown("bench server", table.rule_scores(
-        mine, GROUP, "rtt_ms", names, mine_rules, cell_kw=CELL_KW))
+        mine, GROUP, "rtt_ms", names, mine_rules, cell_kw=CELL_KW,
+        extra=extra))
     md += _queue_md(ratios)
     return md
 

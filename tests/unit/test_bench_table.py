@@ -237,6 +237,16 @@ def test_rule_scores_against_the_fair_winner():
     assert sc["split"]["picks"] == {"cocktail-ssr": 1, "cocktail-pace": 1}
     assert sc["split"]["goal_met"] == 1
     assert "absent" not in sc     # a policy that never ran scores nothing
+    # a new policy (EXTRA) is scored against the grid's fair winner but
+    # does not become it: faster than ssr at 10 ms, it is still +0% there
+    rows += _cell_rows(10, {"cocktail-new": (0.9, 1)})
+    new = {"new": lambda g, d: "cocktail-new"}
+    sc = table.rule_scores(rows, ["queue", "burst"], "delay_ms", names, new,
+                           extra=["cocktail-new"])
+    assert (sc[0]["cells"], sc[0]["goal_met"]) == (1, 1)
+    assert abs(sc[0]["gap_max"] + 0.1) < 1e-9
+    assert table.rule_scores(rows, ["queue", "burst"], "delay_ms", names,
+                             new) == []
 
 
 def test_cells_rtx_total_sums_requests_and_reaches_rule_scores():
@@ -340,3 +350,23 @@ def test_meta_earlier_keeps_the_history_of_appended_runs(tmp_path):
     assert first == [{"date": "a"}]
     p.write_text(json.dumps({"date": "b", "earlier_runs": first}))
     assert meta.earlier(p) == [{"date": "a"}, {"date": "b"}]
+
+
+def test_keepalive_scores_the_queue_policy_as_measured():
+    from bench.lib import rules
+    from bench.scenarios import keepalive
+
+    def req(pol, secs):
+        return {"policy": pol, "kind": "web", "compete": 0, "size_kb": 64,
+                "think_s": 1, "rtt_ms": 20, "server": "bench",
+                "seconds": secs, "ideal_s": 0.02, "retrans": 0}
+    rows = [req("cocktail-ssr", 0.04), req("cocktail-pace", 0.025),
+            req("cocktail-auto", 0.04), req("cocktail-queue", 0.026)]
+    names = ["cocktail-ssr", "cocktail-pace", "cocktail-auto"]
+    md = "".join(keepalive._summaries_md(rows, names))
+    line = [ln for ln in md.splitlines()
+            if ln.startswith("| " + rules.QUEUE_MEASURED)]
+    # +4% from pace, the fastest: goal met in the one cell
+    assert line and line[0].split(" | ")[1:5] == ["1", "1", "1", "+4%"], md
+    assert rules.QUEUE_MEASURED not in "".join(
+        keepalive._summaries_md(rows[:3], names))
