@@ -57,6 +57,7 @@ enum cp_policy {
 	CP_KEEP,	/* no change */
 	CP_PACE,	/* keep cwnd, pace the first flight (RBP) */
 	CP_AUTO,	/* ssr when min RTT < auto_rtt_us, else pace */
+	CP_QUEUE,	/* ssr when srtt > queue_pct % of min RTT, else pace */
 	CP_NR_POLICIES
 };
 
@@ -194,6 +195,12 @@ static inline enum cp_policy cp_auto_policy(u32 rtt_us, u32 auto_rtt_us)
 	return rtt_us < auto_rtt_us ? CP_SSR : CP_PACE;
 }
 
+/* The kernel's min_rtt holds a sample: it is ~0U before the first one. */
+static inline bool cp_min_rtt_known(u32 min_rtt_us)
+{
+	return min_rtt_us && min_rtt_us != ~0U;
+}
+
 /*
  * The RTT auto compares: the path's minimum RTT, which the connection's
  * own queue does not inflate (srtt at a 40 ms path behind a 15-packet
@@ -202,18 +209,48 @@ static inline enum cp_policy cp_auto_policy(u32 rtt_us, u32 auto_rtt_us)
  */
 static inline u32 cp_path_rtt_us(u32 min_rtt_us, u32 srtt_us)
 {
-	if (min_rtt_us && min_rtt_us != ~0U)
+	if (cp_min_rtt_known(min_rtt_us))
 		return min_rtt_us;
 	return srtt_us;
 }
 
-/* The policy a restart applies when the parameter says @policy. */
-static inline enum cp_policy cp_resolve_policy(enum cp_policy policy,
-					       u32 srtt_us, u32 auto_rtt_us)
+/*
+ * queue: slow-start restart when the connection had built a queue before
+ * the idle period, i.e. srtt (which the kernel does not update while idle)
+ * is above @queue_pct % of the minimum RTT, else pace.  A standing queue
+ * means the path was shared or the window was larger than the pipe, so
+ * the remembered window is stale; without one the pre-idle rate is still
+ * good and pacing it is safe.  No min RTT sample (0 or ~0U) is no evidence
+ * of a queue: pace.  In 64 bits, so no product can overflow.
+ */
+static inline enum cp_policy cp_queue_policy(u32 srtt_us, u32 min_rtt_us,
+					     u32 queue_pct)
 {
-	if (policy == CP_AUTO)
-		return cp_auto_policy(srtt_us, auto_rtt_us);
-	return policy;
+	if (!cp_min_rtt_known(min_rtt_us))
+		return CP_PACE;
+	if ((u64)srtt_us * 100 > (u64)min_rtt_us * queue_pct)
+		return CP_SSR;
+	return CP_PACE;
+}
+
+/*
+ * The policy a restart applies when the parameter says @policy: auto and
+ * queue resolve to ssr or pace from srtt and the kernel's min_rtt as read
+ * (~0U without a sample), every other policy is itself.
+ */
+static inline enum cp_policy cp_resolve_policy(enum cp_policy policy,
+					       u32 srtt_us, u32 min_rtt_us,
+					       u32 auto_rtt_us, u32 queue_pct)
+{
+	switch (policy) {
+	case CP_AUTO:
+		return cp_auto_policy(cp_path_rtt_us(min_rtt_us, srtt_us),
+				      auto_rtt_us);
+	case CP_QUEUE:
+		return cp_queue_policy(srtt_us, min_rtt_us, queue_pct);
+	default:
+		return policy;
+	}
 }
 
 /*

@@ -45,6 +45,12 @@
  *          srtt includes the queue the connection built itself, which at
  *          a 40 ms path behind a 15-packet queue at 2 Mbit/s read 79..128
  *          ms and would call a short path long.
+ *   queue  ssr when the connection had built a queue before the idle
+ *          period: srtt (not updated while idle) > queue_pct % of the
+ *          path's minimum RTT; else pace.  A standing queue means the path
+ *          was shared or the window was larger than the pipe, so the
+ *          remembered window is stale; without one the pre-idle rate is
+ *          still good and pacing it is safe.  No min RTT sample: pace.
  * Every decision emits the tcp_cocktail:restart tracepoint and bumps a
  * counter in /sys/module/tcp_cocktail/parameters/stats.
  *
@@ -104,7 +110,7 @@
  *
  * Parameters are read once per decision, so a change applies to the next
  * connection (iw, pace_iw), the next restart (restart, auto_rtt_us,
- * pace_rate) or the next ACK (cwv).
+ * queue_pct, pace_rate) or the next ACK (cwv).
  */
 #define pr_fmt(fmt) "tcp_cocktail: " fmt
 
@@ -180,6 +186,7 @@ static const char * const cocktail_policy_names[CP_NR_POLICIES] = {
 	[CP_KEEP] = "keep",
 	[CP_PACE] = "pace",
 	[CP_AUTO] = "auto",
+	[CP_QUEUE] = "queue",
 };
 
 static unsigned int cocktail_iw __read_mostly = 10;
@@ -192,6 +199,11 @@ static unsigned int cocktail_iw __read_mostly = 10;
  * one-way delay.
  */
 static unsigned int cocktail_auto_rtt_us __read_mostly = 100000;
+/*
+ * restart=queue: srtt above 120% of the minimum RTT counts as a queue, the
+ * ratio the bench scores its pre-idle queue rule at (bench/lib/rules.py).
+ */
+static unsigned int cocktail_queue_pct __read_mostly = 120;
 static unsigned int cocktail_cwv_mode __read_mostly = CP_CWV_2861;
 static unsigned int cocktail_pace_iw __read_mostly;
 
@@ -273,7 +285,7 @@ static const struct kernel_param_ops cocktail_choice_ops = {
 };
 
 module_param_cb(restart, &cocktail_choice_ops, &cocktail_restart, 0644);
-MODULE_PARM_DESC(restart, "after idle > RTO: ssr | decay | keep | pace | auto (default auto)");
+MODULE_PARM_DESC(restart, "after idle > RTO: ssr | decay | keep | pace | auto | queue (default auto)");
 
 static int cocktail_auto_rtt_set(const char *val, const struct kernel_param *kp)
 {
@@ -287,6 +299,20 @@ static const struct kernel_param_ops cocktail_auto_rtt_ops = {
 
 module_param_cb(auto_rtt_us, &cocktail_auto_rtt_ops, &cocktail_auto_rtt_us, 0644);
 MODULE_PARM_DESC(auto_rtt_us, "restart=auto uses ssr when the path's minimum RTT is below this many microseconds, else pace (1..10000000, default 100000)");
+
+static int cocktail_queue_pct_set(const char *val,
+				  const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 101, 1000);
+}
+
+static const struct kernel_param_ops cocktail_queue_pct_ops = {
+	.set = cocktail_queue_pct_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(queue_pct, &cocktail_queue_pct_ops, &cocktail_queue_pct, 0644);
+MODULE_PARM_DESC(queue_pct, "restart=queue uses ssr when the pre-idle srtt is above this percentage of the path's minimum RTT (a queue had built up), else pace (101..1000, default 120)");
 
 module_param_cb(pace_rate, &cocktail_choice_ops, &cocktail_pace_rate, 0644);
 MODULE_PARM_DESC(pace_rate, "rate of a paced restart flight: delivery (windowed max delivery rate) | window (cwnd/srtt) | max of both (default max)");
@@ -327,6 +353,8 @@ enum cocktail_counter {
 	CC_PACE = CP_PACE,
 	CC_AUTO_SSR,		/* restart=auto resolved to ssr */
 	CC_AUTO_PACE,		/* restart=auto resolved to pace */
+	CC_QUEUE_SSR,		/* restart=queue resolved to ssr */
+	CC_QUEUE_PACE,		/* restart=queue resolved to pace */
 	CC_PACE_NO_RATE,	/* pace without any rate: acted as keep */
 	CC_PACE_ENDED,		/* paced flight ended by its first ACK */
 	CC_PACE_ENDED_LOSS,	/* ... by an RTO */
@@ -347,6 +375,8 @@ static const char * const cocktail_counter_names[CC_NR] = {
 	[CC_PACE] = "pace",
 	[CC_AUTO_SSR] = "auto_ssr",
 	[CC_AUTO_PACE] = "auto_pace",
+	[CC_QUEUE_SSR] = "queue_ssr",
+	[CC_QUEUE_PACE] = "queue_pace",
 	[CC_PACE_NO_RATE] = "pace_no_rate",
 	[CC_PACE_ENDED] = "pace_ended",
 	[CC_PACE_ENDED_LOSS] = "pace_ended_loss",
@@ -388,7 +418,7 @@ static const struct kernel_param_ops cocktail_stats_ops = {
 };
 
 module_param_cb(stats, &cocktail_stats_ops, NULL, 0444);
-MODULE_PARM_DESC(stats, "read-only counters, one \"name value\" per line: restarts per applied policy (ssr decay keep pace), auto_ssr, auto_pace, paced flights ended, iw applied, cwv decays");
+MODULE_PARM_DESC(stats, "read-only counters, one \"name value\" per line: restarts per applied policy (ssr decay keep pace), auto_ssr, auto_pace, queue_ssr, queue_pace, paced flights ended, iw applied, cwv decays");
 
 /* ---- initial window ------------------------------------------------ */
 
@@ -526,14 +556,17 @@ static void cocktail_restart_apply(struct sock *sk, u32 idle)
 	struct tcp_sock *tp = tcp_sk(sk);
 	u32 rto = inet_csk(sk)->icsk_rto;
 	u32 srtt_us = cocktail_srtt_us(tp);
-	u32 path_rtt_us = cp_path_rtt_us(tcp_min_rtt(tp), srtt_us);
+	u32 min_rtt_us = tcp_min_rtt(tp);
+	u32 path_rtt_us = cp_path_rtt_us(min_rtt_us, srtt_us);
 	enum cp_policy req = READ_ONCE(cocktail_restart.val);
 	enum cp_policy pol;
 	u32 before, ssthresh, after;
 	unsigned long rate = 0;
 
-	pol = cp_resolve_policy(req, path_rtt_us,
-				READ_ONCE(cocktail_auto_rtt_us));
+	/* queue needs the raw min RTT: ~0U says there is no sample. */
+	pol = cp_resolve_policy(req, srtt_us, min_rtt_us,
+				READ_ONCE(cocktail_auto_rtt_us),
+				READ_ONCE(cocktail_queue_pct));
 	before = ca->snap_valid ? ca->snap_cwnd : cocktail_cwnd(tp);
 	ssthresh = ca->snap_valid ? ca->snap_ssthresh : tp->snd_ssthresh;
 
@@ -549,6 +582,8 @@ static void cocktail_restart_apply(struct sock *sk, u32 idle)
 	cocktail_count((enum cocktail_counter)pol);
 	if (req == CP_AUTO)
 		cocktail_count(pol == CP_SSR ? CC_AUTO_SSR : CC_AUTO_PACE);
+	else if (req == CP_QUEUE)
+		cocktail_count(pol == CP_SSR ? CC_QUEUE_SSR : CC_QUEUE_PACE);
 	trace_restart(sk, cocktail_policy_names[req], cocktail_policy_names[pol],
 		      cocktail_jiffies_to_us(idle), jiffies_to_usecs(rto),
 		      srtt_us, path_rtt_us, before, cocktail_cwnd(tp),
@@ -862,4 +897,4 @@ module_exit(cocktail_unregister);
 MODULE_ALIAS("tcp-cocktail");
 MODULE_AUTHOR("tcp-cocktail project");
 MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("TCP cocktail: NewReno with initial-window, restart-after-idle (ssr/decay/keep/pace/auto) and window-validation policies");
+MODULE_DESCRIPTION("TCP cocktail: NewReno with initial-window, restart-after-idle (ssr/decay/keep/pace/auto/queue) and window-validation policies");

@@ -44,7 +44,11 @@ CWV_VARIANTS = [Policy("cocktail-%s-cwv%d" % (r, c), "cocktail", 1,
                        "cocktail restart=%s cwv=%d" % (r, c),
                        {"restart": r, "cwv": c})
                 for r in ("auto", "keep") for c in (0, 2)]
-KNOWN = ALL + CWV_VARIANTS
+# restart=queue (ssr if the connection had queued before the idle period,
+# else pace): run when asked for with --only policy=cocktail-queue
+QUEUE = [Policy("cocktail-queue", "cocktail", 1, "cocktail restart=queue",
+                {"restart": "queue", "cwv": 1})]
+KNOWN = ALL + CWV_VARIANTS + QUEUE
 BY_NAME = {p.name: p for p in KNOWN}
 BASELINE = "linux-default"
 

@@ -84,3 +84,12 @@ def test_cwv_variants_are_known_but_not_run_by_default():
     import pytest
     with pytest.raises(SystemExit, match="unknown policy cocktail-nope"):
         policies.available(["cocktail-nope"])
+
+
+def test_queue_policy_is_known_but_not_run_by_default():
+    from bench.lib import policies
+    q = policies.BY_NAME["cocktail-queue"]
+    assert q.cc == "cocktail" and q.ssai == 1
+    assert q.cocktail == {"restart": "queue", "cwv": 1}
+    assert q not in policies.ALL and q in policies.KNOWN
+    assert "tcp_cocktail.restart = queue" in policies.profile_text(q)

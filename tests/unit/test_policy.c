@@ -163,8 +163,10 @@ static void test_auto(void)
 	CHECK_EQ(cp_auto_policy(0, 100000), CP_SSR);	/* no RTT sample */
 	CHECK_EQ(cp_auto_policy(0, 1), CP_SSR);
 	CHECK_EQ(cp_auto_policy(0xffffffffu, 10000000), CP_PACE);
-	CHECK_EQ(cp_resolve_policy(CP_AUTO, 20000, 100000), CP_SSR);
-	CHECK_EQ(cp_resolve_policy(CP_AUTO, 200000, 100000), CP_PACE);
+	/* resolve takes srtt and the raw min RTT, auto's threshold, queue_pct */
+	CHECK_EQ(cp_resolve_policy(CP_AUTO, 20000, 20000, 100000, 120), CP_SSR);
+	CHECK_EQ(cp_resolve_policy(CP_AUTO, 200000, 200000, 100000, 120),
+		 CP_PACE);
 	/* auto's RTT: the min RTT when there is a sample, else srtt */
 	CHECK_EQ(cp_path_rtt_us(40000, 100000), 40000);
 	CHECK_EQ(cp_path_rtt_us(~0U, 100000), 100000);	/* no sample yet */
@@ -172,14 +174,115 @@ static void test_auto(void)
 	CHECK_EQ(cp_path_rtt_us(~0U, 0), 0);
 	CHECK_EQ(cp_path_rtt_us(1, 0), 1);
 	/* a 40 ms path behind its own queue stays short */
-	CHECK_EQ(cp_resolve_policy(CP_AUTO, cp_path_rtt_us(47800, 98800),
-				   100000), CP_SSR);
-	CHECK_EQ(cp_resolve_policy(CP_AUTO, cp_path_rtt_us(200000, 250000),
-				   100000), CP_PACE);
+	CHECK_EQ(cp_resolve_policy(CP_AUTO, 98800, 47800, 100000, 120), CP_SSR);
+	CHECK_EQ(cp_resolve_policy(CP_AUTO, 250000, 200000, 100000, 120),
+		 CP_PACE);
+	/* no min RTT sample: auto compares srtt */
+	CHECK_EQ(cp_resolve_policy(CP_AUTO, 98800, ~0U, 100000, 120), CP_SSR);
+	CHECK_EQ(cp_resolve_policy(CP_AUTO, 150000, ~0U, 100000, 120),
+		 CP_PACE);
+	CHECK_EQ(cp_resolve_policy(CP_AUTO, 150000, 0, 100000, 120), CP_PACE);
+	/* queue_pct does not matter to auto */
+	CHECK_EQ(cp_resolve_policy(CP_AUTO, 98800, 47800, 100000, 1000),
+		 CP_SSR);
+	CHECK_EQ(cp_resolve_policy(CP_AUTO, 200000, 200000, 100000, 101),
+		 CP_PACE);
 	for (int p = CP_SSR; p < CP_AUTO; p++) {
-		CHECK_EQ(cp_resolve_policy(p, 20000, 100000), p);
-		CHECK_EQ(cp_resolve_policy(p, 200000, 100000), p);
+		CHECK_EQ(cp_resolve_policy(p, 20000, 20000, 100000, 120), p);
+		CHECK_EQ(cp_resolve_policy(p, 200000, 200000, 100000, 120), p);
+		CHECK_EQ(cp_resolve_policy(p, 98800, 47800, 100000, 120), p);
+		CHECK_EQ(cp_resolve_policy(p, 100000, ~0U, 100000, 120), p);
 	}
+}
+
+static void test_queue(void)
+{
+	const u32 max = 0xffffffffu;
+
+	/* ssr when srtt * 100 > min_rtt * queue_pct, else pace */
+	CHECK_EQ(cp_queue_policy(100000, 100000, 120), CP_PACE);	/* 1.0 */
+	CHECK_EQ(cp_queue_policy(110000, 100000, 120), CP_PACE);	/* 1.1 */
+	CHECK_EQ(cp_queue_policy(119999, 100000, 120), CP_PACE);
+	CHECK_EQ(cp_queue_policy(120000, 100000, 120), CP_PACE);	/* = */
+	CHECK_EQ(cp_queue_policy(120001, 100000, 120), CP_SSR);
+	CHECK_EQ(cp_queue_policy(130000, 100000, 120), CP_SSR);
+	CHECK_EQ(cp_queue_policy(320000, 100000, 120), CP_SSR);	/* 3.2 */
+	/* the boundary is exact where 1.2 x min RTT is not an integer */
+	CHECK_EQ(cp_queue_policy(12, 10, 120), CP_PACE);
+	CHECK_EQ(cp_queue_policy(13, 10, 120), CP_SSR);
+	CHECK_EQ(cp_queue_policy(1, 1, 120), CP_PACE);
+	CHECK_EQ(cp_queue_policy(2, 1, 120), CP_SSR);
+	CHECK_EQ(cp_queue_policy(47999, 40000, 120), CP_PACE);
+	CHECK_EQ(cp_queue_policy(48000, 40000, 120), CP_PACE);
+	CHECK_EQ(cp_queue_policy(48001, 40000, 120), CP_SSR);
+	/* the bench's cells: chan2m 20 ms one-way, 200 ms one-way */
+	CHECK_EQ(cp_queue_policy(98800, 47800, 120), CP_SSR);
+	CHECK_EQ(cp_queue_policy(411000, 400000, 120), CP_PACE);
+	/* srtt below the min RTT (a stale srtt): no queue */
+	CHECK_EQ(cp_queue_policy(50000, 100000, 120), CP_PACE);
+	CHECK_EQ(cp_queue_policy(0, 100000, 120), CP_PACE);
+	/* other ratios, both ends of the parameter's range */
+	CHECK_EQ(cp_queue_policy(101000, 100000, 101), CP_PACE);
+	CHECK_EQ(cp_queue_policy(101001, 100000, 101), CP_SSR);
+	CHECK_EQ(cp_queue_policy(1000000, 100000, 1000), CP_PACE);
+	CHECK_EQ(cp_queue_policy(1000001, 100000, 1000), CP_SSR);
+	/* no min RTT sample (0, or ~0U as the kernel has it): pace */
+	CHECK_EQ(cp_queue_policy(100000, 0, 120), CP_PACE);
+	CHECK_EQ(cp_queue_policy(100000, ~0U, 120), CP_PACE);
+	CHECK_EQ(cp_queue_policy(max, ~0U, 101), CP_PACE);
+	CHECK_EQ(cp_queue_policy(max, 0, 101), CP_PACE);
+	CHECK_EQ(cp_queue_policy(0, 0, 120), CP_PACE);
+	/* near U32_MAX: srtt * 100 and min_rtt * 1000 overflow 32 bits */
+	CHECK_EQ(cp_queue_policy(max, max - 1, 101), CP_PACE);
+	CHECK_EQ(cp_queue_policy(max, max / 2, 120), CP_SSR);
+	CHECK_EQ(cp_queue_policy(max, max / 2, 1000), CP_PACE);
+	/* max * 100 / 120 = 3579139412.5, 0xd5555554 and a half */
+	CHECK_EQ(cp_queue_policy(max, 0xd5555554u, 120), CP_SSR);
+	CHECK_EQ(cp_queue_policy(max, 0xd5555555u, 120), CP_PACE);
+	CHECK_EQ(cp_queue_policy(max, 1, 1000), CP_SSR);
+	CHECK_EQ(cp_queue_policy(max - 1, max - 2, 101), CP_PACE);
+	CHECK_EQ(cp_queue_policy(1, max - 1, 101), CP_PACE);
+	/* 32-bit products would wrap: 0x80000000 * 100 = 0 mod 2^32 */
+	CHECK_EQ(cp_queue_policy(0x80000000u, 0x40000000u, 120), CP_SSR);
+	CHECK_EQ(cp_queue_policy(0x40000000u, 0x80000000u, 120), CP_PACE);
+	/* the exact boundary near the top: srtt = 1.2 x min RTT */
+	CHECK_EQ(cp_queue_policy(0xf0000000u, 0xc8000000u, 120), CP_PACE);
+	CHECK_EQ(cp_queue_policy(0xf0000001u, 0xc8000000u, 120), CP_SSR);
+
+	/* resolve: queue uses srtt and the raw min RTT, not auto_rtt_us */
+	CHECK_EQ(cp_resolve_policy(CP_QUEUE, 98800, 47800, 100000, 120),
+		 CP_SSR);
+	CHECK_EQ(cp_resolve_policy(CP_QUEUE, 98800, 47800, 1, 120), CP_SSR);
+	CHECK_EQ(cp_resolve_policy(CP_QUEUE, 98800, 47800, 10000000, 120),
+		 CP_SSR);
+	CHECK_EQ(cp_resolve_policy(CP_QUEUE, 20500, 20000, 100000, 120),
+		 CP_PACE);	/* short path, no queue: pace, auto says ssr */
+	CHECK_EQ(cp_resolve_policy(CP_AUTO, 20500, 20000, 100000, 120),
+		 CP_SSR);
+	CHECK_EQ(cp_resolve_policy(CP_QUEUE, 300000, 200000, 100000, 120),
+		 CP_SSR);	/* long path with a queue: ssr, auto says pace */
+	CHECK_EQ(cp_resolve_policy(CP_AUTO, 300000, 200000, 100000, 120),
+		 CP_PACE);
+	CHECK_EQ(cp_resolve_policy(CP_QUEUE, 120000, 100000, 100000, 120),
+		 CP_PACE);
+	CHECK_EQ(cp_resolve_policy(CP_QUEUE, 120001, 100000, 100000, 120),
+		 CP_SSR);
+	CHECK_EQ(cp_resolve_policy(CP_QUEUE, 120001, 100000, 100000, 130),
+		 CP_PACE);
+	/* no sample: pace, where auto's srtt fallback would say ssr */
+	CHECK_EQ(cp_resolve_policy(CP_QUEUE, 50000, ~0U, 100000, 120),
+		 CP_PACE);
+	CHECK_EQ(cp_resolve_policy(CP_QUEUE, 50000, 0, 100000, 120), CP_PACE);
+	CHECK_EQ(cp_resolve_policy(CP_QUEUE, max, ~0U, 100000, 101), CP_PACE);
+	/* queue resolves to ssr or pace only, whatever the inputs */
+	for (u32 m = 1; m < 400000; m = m * 3 + 7)
+		for (u32 s = 0; s < 2000000; s = s * 2 + 1000) {
+			enum cp_policy q = cp_resolve_policy(CP_QUEUE, s, m,
+							     100000, 120);
+
+			CHECK(q == CP_SSR || q == CP_PACE);
+			CHECK_EQ(q == CP_SSR, (u64)s * 100 > (u64)m * 120);
+		}
 }
 
 static void test_rate(void)
@@ -315,6 +418,7 @@ int main(void)
 	test_wrap();
 	test_restart();
 	test_auto();
+	test_queue();
 	test_rate();
 	test_maxwin();
 	test_cwv();

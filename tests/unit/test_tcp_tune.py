@@ -159,6 +159,9 @@ def test_profile_comments_and_sysctl_d_syntax():
     ("tcp_cocktail.iw = 65", "65 is out of range 1..64"),
     ("tcp_cocktail.iw = rfc3390\ntcp_cocktail.cwv = 3", "test.profile:2: tcp_cocktail.cwv"),
     ("tcp_cocktail.iw += 3", "only '=' works for module parameters"),
+    ("tcp_cocktail.restart = queues", "tcp_cocktail.restart: 'queues' must be one of"),
+    ("tcp_cocktail.queue_pct = 100", "100 is out of range 101..1000"),
+    ("tcp_cocktail.queue_pct = 1001", "1001 is out of range 101..1000"),
     ("route", "syntax: route default|all|dst PREFIX"),
     ("route somewhere initcwnd 4", "unknown selector 'somewhere'"),
     ("route default", "no route metrics given"),
@@ -172,6 +175,24 @@ def test_profile_errors_name_file_and_line(text, msg):
     with pytest.raises(tt.TuneError) as e:
         profile(text)
     assert msg in str(e.value)
+
+
+def test_profile_cocktail_queue_policy():
+    p = profile("load tcp_cocktail\ntcp_cocktail.restart = queue\n"
+                "tcp_cocktail.queue_pct = 101\n")
+    assert [(m, k, v) for _, m, k, v in p.params] == [
+        ("tcp_cocktail", "restart", "queue"), ("tcp_cocktail", "queue_pct", "101")]
+
+
+def test_every_bench_policy_is_a_valid_profile():
+    """bench/lib/policies.py applies each policy as a tcp-tune profile, so
+    every policy it knows (on-request ones too) must parse."""
+    sys.path.insert(0, str(REPO))
+    from bench.lib import policies
+    for pol in policies.KNOWN:
+        p = tt.parse_profile(policies.profile_text(pol), pol.name)
+        assert {(k, v) for _, _, k, v in p.params} == \
+            {(k, str(v)) for k, v in pol.cocktail.items()}, pol.name
 
 
 def test_profile_reports_every_error():

@@ -327,30 +327,35 @@ from conftest import KMOD, insmod, rmmod, sh, module_loaded  # noqa: E402
 KO = KMOD / (MOD + ".ko")
 SELF = Path(__file__).resolve()
 TRACING = Path("/sys/kernel/tracing")
-ALL_PARAMS = ("iw", "restart", "auto_rtt_us", "cwv", "pace_iw", "pace_rate",
-              "stats")
+ALL_PARAMS = ("iw", "restart", "auto_rtt_us", "queue_pct", "cwv", "pace_iw",
+              "pace_rate", "stats")
 DEFAULTS = {"iw": "10", "restart": "auto", "auto_rtt_us": "100000",
-            "cwv": "1", "pace_iw": "0", "pace_rate": "max"}
+            "queue_pct": "120", "cwv": "1", "pace_iw": "0",
+            "pace_rate": "max"}
 INVALID = {
     "iw": ["0", "65", "-1", "abc", "rfc", "rfc3390x", "10x", "4294967306",
            ""],
-    "restart": ["foo", "", "SSR", "ssr,keep", "pacer", "auto2"],
+    "restart": ["foo", "", "SSR", "ssr,keep", "pacer", "auto2", "queues",
+                "QUEUE"],
     "auto_rtt_us": ["-1", "0", "10000001", "garbage", "1e5", ""],
+    "queue_pct": ["0", "100", "1001", "abc", "-1", "120%", "1.2", ""],
     "cwv": ["3", "-1", "x", "1.5", ""],
     "pace_iw": ["2", "-1", "yes", ""],
     "pace_rate": ["", "Max", "maximum", "delivery,window", "1", "rate"],
 }
 VALID = {
     "iw": [("rfc3390", "rfc3390"), ("1", "1"), ("64", "64"), ("2", "2")],
-    "restart": [(p, p) for p in ("ssr", "decay", "keep", "pace", "auto")],
+    "restart": [(p, p) for p in ("ssr", "decay", "keep", "pace", "auto",
+                                 "queue")],
     "auto_rtt_us": [("1", "1"), ("10000000", "10000000"),
                     ("150000", "150000")],
+    "queue_pct": [("101", "101"), ("1000", "1000"), ("150", "150")],
     "cwv": [("0", "0"), ("2", "2"), ("1", "1")],
     "pace_iw": [("1", "1"), ("0", "0")],
     "pace_rate": [(r, r) for r in ("delivery", "window", "max")],
 }
 STAT_NAMES = ("ssr", "decay", "keep", "pace", "auto_ssr", "auto_pace",
-              "pace_ended")
+              "queue_ssr", "queue_pace", "pace_ended")
 
 _libc = ctypes.CDLL(None, use_errno=True)
 SYS_FINIT_MODULE = 313      # x86_64
@@ -560,7 +565,8 @@ def test_defaults_and_valid_values_read_back(fresh):
 def test_invalid_sysfs_writes_fail_and_keep_old_value(fresh):
     # a non-default old value, so "unchanged" cannot be a reset to default
     olds = {"iw": "rfc3390", "restart": "decay", "auto_rtt_us": "123456",
-            "cwv": "2", "pace_iw": "1", "pace_rate": "delivery"}
+            "queue_pct": "333", "cwv": "2", "pace_iw": "1",
+            "pace_rate": "delivery"}
     for name, value in olds.items():
         assert write_param(name, value) == 0
     for name, bad in INVALID.items():
@@ -587,14 +593,43 @@ def test_invalid_values_refused_at_load_time():
     assert not module_loaded(MOD)
     # good values load and read back
     assert finit_module("iw=rfc3390 restart=pace auto_rtt_us=5000 cwv=2 "
-                        "pace_iw=1 pace_rate=window") == 0
+                        "pace_iw=1 pace_rate=window queue_pct=101") == 0
     try:
         assert [read_param(p) for p in
                 ("iw", "restart", "auto_rtt_us", "cwv", "pace_iw",
-                 "pace_rate")] == \
-            ["rfc3390", "pace", "5000", "2", "1", "window"]
+                 "pace_rate", "queue_pct")] == \
+            ["rfc3390", "pace", "5000", "2", "1", "window", "101"]
     finally:
         rmmod(MOD)
+    assert finit_module("restart=queue queue_pct=1000") == 0
+    try:
+        assert read_param("restart") == "queue"
+        assert read_param("queue_pct") == "1000"
+    finally:
+        rmmod(MOD)
+
+
+def test_queue_pct_range_and_restart_queue(fresh):
+    """queue_pct takes 101..1000 (a ratio above 1: srtt can equal the
+    minimum RTT on an idle path); anything else is EINVAL and the old value
+    stays. restart takes queue and reads it back."""
+    assert read_param("queue_pct") == "120"
+    for value in ("0", "100", "1001", "abc"):
+        assert write_param("queue_pct", value) == errno.EINVAL, value
+        assert read_param("queue_pct") == "120", value
+    for value in ("101", "1000"):
+        assert write_param("queue_pct", value) == 0, value
+        assert read_param("queue_pct") == value
+    assert write_param("queue_pct", "100") == errno.EINVAL
+    assert read_param("queue_pct") == "1000"
+    assert write_param("restart", "queue") == 0
+    assert read_param("restart") == "queue"
+    assert write_param("restart", "queue2") == errno.EINVAL
+    assert read_param("restart") == "queue"
+    desc = sh("modinfo -F parm %s" % KO).stdout
+    assert re.search(r"^restart:.*\bqueue\b", desc, re.M), desc
+    assert re.search(r"^queue_pct:.*101\.\.1000.*default 120", desc,
+                     re.M), desc
 
 
 def test_stats_and_tracepoints_exist(fresh):
@@ -778,7 +813,7 @@ def test_200_connections_30s_intact(fresh, pair):
     try:
         # policies and knobs change while the connections run
         steps = [("restart", p) for p in ("pace", "ssr", "decay", "keep",
-                                          "auto")] + \
+                                          "queue", "auto")] + \
                 [("cwv", "0"), ("cwv", "2"), ("auto_rtt_us", "1"),
                  ("pace_rate", "window"), ("pace_rate", "delivery"),
                  ("iw", "rfc3390"), ("cwv", "1")]

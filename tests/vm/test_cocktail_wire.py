@@ -49,7 +49,8 @@ def cocktail():
     if loaded_here:
         insmod(MOD)
     saved = {p: get_param(MOD, p) for p in ("iw", "restart", "auto_rtt_us",
-                                            "cwv", "pace_iw", "pace_rate")}
+                                            "queue_pct", "cwv", "pace_iw",
+                                            "pace_rate")}
     allowed = sh("sysctl -n net.ipv4.tcp_allowed_congestion_control").stdout.split()
     if "cocktail" not in allowed:
         sh("sysctl -qw net.ipv4.tcp_allowed_congestion_control='%s'" %
@@ -286,6 +287,87 @@ def test_auto(cocktail, rtt, policy):
         assert len(fl) <= 10, info
     else:
         check_paced(res, fl, ev, info)
+
+
+# ------------------------------------------------------------ test 3b: queue
+
+def counters():
+    """The module's counters (the stats parameter) as {name: int}."""
+    return {k: int(v) for k, v in (ln.split() for ln in
+                                   get_param(MOD, "stats").splitlines())}
+
+
+# link options, warm-up, the policy restart=queue must apply. Both paths
+# have 100 ms of RTT: only the queue before the idle period differs.
+QUEUE_LINKS = {
+    # a 60-segment fetch over 1 Gbit/s: a round trip's burst (at most 30
+    # segments from IW 10) drains in 0.4 ms, so srtt stays at the minimum
+    # RTT
+    "quiet": (dict(rtt=100, rate="1gbit", limit=1000), WARM, "pace"),
+    # a 300-segment fetch in slow start over 10 Mbit/s (BDP about 83
+    # packets) into a 200-packet queue: the last round trips wait behind
+    # tens of packets, srtt ends well above the minimum RTT, nothing drops
+    "queued": (dict(rtt=100, rate="10mbit", limit=200), WARM_BULK, "ssr"),
+}
+
+
+@pytest.mark.parametrize("link", ["quiet", "queued"])
+def test_queue(cocktail, link):
+    """restart=queue (queue_pct=120): ssr when the connection had built a
+    queue before the idle period (srtt > 1.2 x the minimum RTT), else
+    pace. auto_rtt_us is set so that auto would choose the other policy on
+    each link: a queue rule resolved like auto fails both cases. The
+    premise (the restart event's srtt_us / path_rtt_us, the minimum RTT,
+    on the expected side of 1.2) is checked first, with its own message;
+    then the applied policy, the counters (every restart of the run was
+    requested as queue: queue_ssr = ssr, queue_pace = pace, nothing else)
+    and the flight on the wire: at most IW segments after ssr; after pace
+    the whole 60-segment request, spaced at the rate the event reports
+    (mean spacing 0.5..2.5 x MSS / rate, as test_pace_rate)."""
+    topo_opts, warm, policy = QUEUE_LINKS[link]
+    thr = get_param(MOD, "auto_rtt_us")
+    params(iw=10, restart="queue", queue_pct=120, cwv=0, pace_iw=0,
+           pace_rate="max",
+           auto_rtt_us=10000000 if policy == "pace" else 1)
+    try:
+        with Topo(**topo_opts) as t:
+            t.ka_server(port=PORT, cc="cocktail")
+            before = counters()
+            res, fl, ev = case(t, "queue_%s" % link, segments=60, idle=2.0,
+                               **warm)
+            after = counters()
+    finally:
+        params(auto_rtt_us=thr)
+    info = describe(res, fl, ev)
+    delta = {k: v - before.get(k, 0) for k, v in after.items()
+             if v != before.get(k, 0)}
+    assert res["before"]["snd_cwnd"] >= 30, info
+    assert ev and ev[-1]["requested"] == "queue", info
+    e = ev[-1]
+    srtt, min_rtt = int(e["srtt_us"]), max(1, int(e["path_rtt_us"]))
+    queued = srtt * 100 > min_rtt * 120
+    assert queued == (policy == "ssr"), \
+        "premise: the %s link should %s a queue before the idle period, " \
+        "but srtt %d us / min RTT %d us = %.2f; %s" % (
+            link, "build" if policy == "ssr" else "not build", srtt,
+            min_rtt, srtt / min_rtt, info)
+    assert e["policy"] == policy, "srtt / min RTT %.2f; %s" % (
+        srtt / min_rtt, info)
+    assert delta.get("queue_" + policy, 0) >= 1, (delta, info)
+    assert delta.get("queue_ssr", 0) == delta.get("ssr", 0) and \
+        delta.get("queue_pace", 0) == delta.get("pace", 0), (delta, info)
+    assert not any(delta.get(k) for k in ("decay", "keep", "auto_ssr",
+                                          "auto_pace")), (delta, info)
+    if policy == "ssr":
+        assert len(fl) <= 10, info
+        return
+    rate = int(e["pacing_rate"])
+    assert rate > 0 and len(fl) >= 30, info
+    ref = res["before"]["snd_mss"] / rate
+    m = mean_spacing(fl)
+    assert 0.5 * ref <= m <= 2.5 * ref, \
+        "mean spacing %.3f ms, MSS / event rate %.3f ms; %s" % (
+            m * 1e3, ref * 1e3, info)
 
 
 @pytest.mark.parametrize("mode", ["delivery", "window", "max"])
