@@ -449,8 +449,14 @@ def _rules_md(rows, names):
         mine_rules = dict(RULES)
         mine_rules[rules.QUEUE] = queue_rule(mine, "cocktail-pace",
                                              "cocktail-ssr")
+        extra = []
+        if any(r["policy"] == rules.QUEUE_POLICY for r in mine):
+            mine_rules[rules.QUEUE_MEASURED] = \
+                lambda g, v: rules.QUEUE_POLICY
+            extra.append(rules.QUEUE_POLICY)
         md += rules.markdown(prof, table.rule_scores(
-            mine, ["queue", "burst"], "delay_ms", names, mine_rules))
+            mine, ["queue", "burst"], "delay_ms", names, mine_rules,
+            extra=extra))
     return md
 
 
