@@ -40,6 +40,15 @@ def cpu_model():
     return platform.processor()
 
 
+def git_state():
+    """The tree a run measures: HEAD and whether bench, kmod or scripts
+    had uncommitted changes.  Taken when the run starts (a run may take
+    hours, and commits made meanwhile did not run)."""
+    return {"git_commit": _run("git rev-parse HEAD"),
+            "git_dirty": bool(_run("git status --porcelain -- bench kmod "
+                                   "scripts"))}
+
+
 def collect(scenario, args, tc=None, extra=None):
     cmdline = Path("/proc/cmdline").read_text() if Path(
         "/proc/cmdline").exists() else ""
@@ -52,8 +61,7 @@ def collect(scenario, args, tc=None, extra=None):
         "cpu": cpu_model(),
         "cpus": os.cpu_count(),
         "in_vm": "virtme" in cmdline,
-        "git_commit": _run("git rev-parse HEAD"),
-        "git_dirty": bool(_run("git status --porcelain -- bench kmod scripts")),
+        **git_state(),
         "args": args,
         "tc": tc or [],
     }

@@ -9,6 +9,7 @@ Usage: python -m bench.lib.runner SCENARIO [--quick] [--reps N] [--jobs N]
        [--out DIR] [--only K=V,...] [--trace] [--report-only]
 """
 import argparse
+import datetime
 import importlib
 import os
 import sys
@@ -34,6 +35,9 @@ class Context:
         self.notes = []
         self.old = []              # rows of an earlier run (--append)
         self.t_start = time.monotonic()
+        self.started = meta.git_state()
+        self.started["started_utc"] = datetime.datetime.now(
+            datetime.timezone.utc).isoformat(timespec="seconds")
 
     def log(self, msg):
         print("[%s %6.0fs] %s" % (self.name, time.monotonic() - self.t_start,
@@ -137,6 +141,7 @@ def run_one(name, args):
     m = meta.collect(args.scenario, {"quick": args.quick, "reps": ctx.reps,
                                      "jobs": ctx.jobs, "only": args.only},
                      ctx.tc, ctx.extra)
+    m.update(ctx.started)          # the tree as it was when the run began
     m["notes"] = ctx.notes
     m["duration_s"] = round(time.monotonic() - ctx.t_start, 1)
     m["runs"] = len(rows)
