@@ -460,6 +460,42 @@ def _rules_md(rows, names):
     return md
 
 
+def _queue_vs_auto_md(rows):
+    """Markdown: restart=queue against auto, per profile, over the cells
+    where both ran: the median over cells of queue's median time / auto's,
+    the cells where queue was faster, and median burst retransmissions
+    summed over the cells."""
+    cs = table.cells(rows, ["profile", "queue", "burst"], "delay_ms")
+    md = []
+    for prof in sorted({r["profile"] for r in rows}):
+        pairs = []
+        for (g, d, pol), c in cs.items():
+            if g[0] != prof or pol != rules.QUEUE_POLICY:
+                continue
+            a = cs.get((g, d, "cocktail-auto"))
+            if a and a["median"] and c["median"] is not None:
+                pairs.append((c["median"] / a["median"], c["rtx"] or 0,
+                              a["rtx"] or 0))
+        if not pairs:
+            continue
+        if not md:
+            md.append("\n## restart=queue against auto\n\nCells where "
+                      "both ran: the median over cells of queue's median "
+                      "time / auto's, the cells where queue was faster, "
+                      "and the median burst retransmissions summed over "
+                      "the cells. Only a comparison within one run "
+                      "(meta.json) is free of run-to-run drift.\n\n"
+                      "| profile | cells | queue / auto (median, "
+                      "min–max) | queue faster in | rtx queue | rtx auto "
+                      "|\n|---|---|---|---|---|---|\n")
+        r = [p[0] for p in pairs]
+        md.append("| %s | %d | %.2f (%.2f–%.2f) | %d | %d | %d |\n" % (
+            prof, len(pairs), stats.median(r), min(r), max(r),
+            sum(x < 1 for x in r), sum(p[1] for p in pairs),
+            sum(p[2] for p in pairs)))
+    return md
+
+
 def report(ctx, rows):
     rows = [r for r in rows if r.get("policy")]
     names = [p.name for p in policies.ALL]
@@ -496,6 +532,7 @@ def report(ctx, rows):
     md += _auto_vs_chosen_md(rows)
     md += _crossover_md(rows)
     md += _rules_md(rows, names)
+    md += _queue_vs_auto_md(rows)
     (ctx.outdir / "table.md").write_text("".join(md))
     pub = published.chan()
     for prof, q, b in sorted({(r["profile"], r["queue"], int(r["burst"]))

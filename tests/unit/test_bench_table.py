@@ -370,3 +370,18 @@ def test_keepalive_scores_the_queue_policy_as_measured():
     assert line and line[0].split(" | ")[1:5] == ["1", "1", "1", "+4%"], md
     assert rules.QUEUE_MEASURED not in "".join(
         keepalive._summaries_md(rows[:3], names))
+
+
+def test_restart_queue_vs_auto_compares_the_cells_both_ran():
+    from bench.scenarios import restart
+
+    def run(pol, d, secs, rtx):
+        return {"policy": pol, "profile": "chan2m", "queue": "red",
+                "burst": 100, "delay_ms": d, "seconds": secs,
+                "burst_retrans": rtx}
+    rows = [run("cocktail-auto", 10, 2.0, 3), run("cocktail-queue", 10, 1.0, 1),
+            run("cocktail-auto", 50, 1.0, 0), run("cocktail-queue", 50, 1.5, 2),
+            run("cocktail-auto", 100, 1.0, 0)]     # queue did not run here
+    md = "".join(restart._queue_vs_auto_md(rows))
+    assert "| chan2m | 2 | 1.00 (0.50–1.50) | 1 | 3 | 3 |" in md, md
+    assert restart._queue_vs_auto_md(rows[:1]) == []
