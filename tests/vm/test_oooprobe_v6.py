@@ -43,7 +43,10 @@ def test_v6_truth_from_packets(probe, tmp_path, case):
     else:
         assert len(held) >= data_segs // 20, (len(held), data_segs)
     f = flow_event(events, srv, cli)
-    assert f["DATA_SEGS_IN"] == data_segs
+    sizes = sorted({p.plen for p in pkts if p.plen > 0})
+    assert f["DATA_SEGS_IN"] == data_segs, \
+        "capture: %d segments, data lengths %s, tcpdump dropped %d" % (
+            data_segs, sizes[-5:], link.cap_dropped)
     assert f["OOO_SEGS"] == ooo_segs
     if case == "drop":
         assert ooo_segs == len(held)
