@@ -59,6 +59,15 @@ def queue_rule(ratios, cell_key, below="cocktail-pace",
         else below
 
 
+def add_measured_queue(rows, rule_set):
+    """When restart=queue ran among ROWS, add it "as measured" to the dict
+    RULE_SET; returns the policies to pass to rule_scores as extra."""
+    if not any(r.get("policy") == QUEUE_POLICY for r in rows):
+        return []
+    rule_set[QUEUE_MEASURED] = lambda g, v: QUEUE_POLICY
+    return [QUEUE_POLICY]
+
+
 def markdown(title, scores):
     """A markdown table of rule_scores() output under heading TITLE."""
     if not scores:

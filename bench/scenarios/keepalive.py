@@ -485,10 +485,7 @@ def _summaries_md(rows, names):
     if ratios:
         mine_rules[rules.QUEUE] = rules.queue_rule(
             ratios, lambda g, rtt: (g[0], g[1], g[2], rtt))
-    extra = []
-    if any(r["policy"] == rules.QUEUE_POLICY for r in mine):
-        mine_rules[rules.QUEUE_MEASURED] = lambda g, v: rules.QUEUE_POLICY
-        extra.append(rules.QUEUE_POLICY)
+    extra = rules.add_measured_queue(mine, mine_rules)
     md += rules.markdown("bench server", table.rule_scores(
         mine, GROUP, "rtt_ms", names, mine_rules, cell_kw=CELL_KW,
         extra=extra))

@@ -449,11 +449,7 @@ def _rules_md(rows, names):
         mine_rules = dict(RULES)
         mine_rules[rules.QUEUE] = queue_rule(mine, "cocktail-pace",
                                              "cocktail-ssr")
-        extra = []
-        if any(r["policy"] == rules.QUEUE_POLICY for r in mine):
-            mine_rules[rules.QUEUE_MEASURED] = \
-                lambda g, v: rules.QUEUE_POLICY
-            extra.append(rules.QUEUE_POLICY)
+        extra = rules.add_measured_queue(mine, mine_rules)
         md += rules.markdown(prof, table.rule_scores(
             mine, ["queue", "burst"], "delay_ms", names, mine_rules,
             extra=extra))
