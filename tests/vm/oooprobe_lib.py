@@ -276,6 +276,11 @@ class Link(Pair):
     they arrive uncloned (ip_forward's skb_cow), the receiver's socket
     backlog coalesces consecutive segments into one skb, and the probe,
     which sees skbs, reports merged ranges where a capture shows segments.
+    The client's receive processing runs on one CPU (RPS, steer_rx): with
+    two, a segment tapped on one CPU can reach TCP after a later one
+    tapped on the other (a descheduled vCPU in between), and the capture,
+    whose order is the taps', calls held what TCP took in order and the
+    other way round.
     Attributes after entering: srv/cli (namespaces), SRV/CLI (addresses:
     IPv6 with v6=True, canonical text), family, rtt (ms)."""
 
@@ -289,6 +294,11 @@ class Link(Pair):
     def up(self):
         super().up()
         self.srv, self.cli = self.server, self.client
+        try:
+            self.steer_rx(0)
+        except BaseException:
+            self.down()
+            raise
         if self.v6:
             addrs = (self.server_addr6, self.client_addr6)
         else:
@@ -296,6 +306,17 @@ class Link(Pair):
         self.SRV, self.CLI = (str(ipaddress.ip_address(a)) for a in addrs)
         self.family = socket.AF_INET6 if self.v6 else socket.AF_INET
         return self
+
+    def steer_rx(self, cpu):
+        """Process every packet the client's device receives on `cpu`:
+        veth hands them to netif_rx, which with an RPS mask queues them on
+        that CPU's backlog, in order."""
+        path = "/sys/class/net/%s/queues/rx-0/rps_cpus" % self.client_dev
+        self.run(self.cli, "echo %x > %s" % (1 << cpu, path))
+        got = int(self.run(self.cli, ["cat", path]).stdout.replace(",", ""),
+                  16)
+        if got != 1 << cpu:
+            raise RuntimeError("%s: %x, wanted %x" % (path, got, 1 << cpu))
 
     @staticmethod
     def ns_inode(ns):
@@ -351,6 +372,29 @@ def in_netns(ns):
             _setns(self.old)
             os.close(self.old)
     return _C()
+
+
+# The receiver's own drops of data it had queued out of order: a capture
+# sees those segments arrive and counts them held, the kernel (and the
+# probe, which discards the range) does not.
+OFO_DROPS = ("TCPOFODrop", "OfoPruned", "TCPRcvQDrop", "PruneCalled",
+             "RcvPruned", "TCPZeroWindowDrop", "TCPBacklogDrop")
+
+
+def tcp_ext(ns):
+    """The TcpExt counters (/proc/net/netstat) of namespace ns."""
+    with in_netns(ns):
+        lines = open("/proc/thread-self/net/netstat").read().splitlines()
+    for names, values in zip(lines[::2], lines[1::2]):
+        if names.startswith("TcpExt:"):
+            return dict(zip(names.split()[1:], map(int, values.split()[1:])))
+    raise RuntimeError("no TcpExt line in /proc/net/netstat")
+
+
+def ofo_drops(before, after):
+    """The nonzero OFO_DROPS deltas between two tcp_ext() readings."""
+    return {k: after.get(k, 0) - before.get(k, 0) for k in OFO_DROPS
+            if after.get(k, 0) != before.get(k, 0)}
 
 
 def _setns(fd):

@@ -17,7 +17,8 @@ import pytest
 
 from conftest import insmod, rmmod
 from oooprobe_lib import (CMD, EventCollector, Genl, Link, capture_holds,
-                          in_netns, read_pcap, tcp_repair_write_seq)
+                          in_netns, ofo_drops, read_pcap, tcp_ext,
+                          tcp_repair_write_seq)
 
 MOD = "tcp_oooprobe"
 PORT = 5201
@@ -118,12 +119,14 @@ def run_case(tmp_path, tag, nbytes, srv_netem="", drop_index=None,
               v6=v6) as link:
         g = Genl()
         missed0 = g.stats()["STAT_KPROBE_MISSED"]
+        ext0 = tcp_ext(link.cli)
         with link.capture(tmp_path / ("%s.pcap" % tag)) as cap:
             col = EventCollector()
             srv, cli = transfer(link, nbytes, drop_index=drop_index,
                                 drop_times=drop_times)
             events = col.stop()
         link.missed = g.stats()["STAT_KPROBE_MISSED"] - missed0
+        link.kernel_drops = ofo_drops(ext0, tcp_ext(link.cli))
         link.cap_dropped = cap.dropped
         g.close()
         pkts = read_pcap(tmp_path / ("%s.pcap" % tag))
@@ -137,30 +140,37 @@ def truth_case(tmp_path, tag, nbytes, **kw):
     the old topology too) makes one hold time look off. Such a case gets
     one more transfer on a fresh link; the set of segments must match on
     every attempt, and every hold time of the last one must be within
-    TOL_NS. A first attempt during which the kprobe layer counted a
-    missed hit (STAT_KPROBE_MISSED: a segment's entry or release not seen,
-    never silently) may differ from the capture and gets one more transfer
-    too, and so does one whose capture lost packets (tcpdump's count of
-    packets dropped by the kernel). Returns (events, pkts, srv, cli, link, held, data_segs,
-    ooo_segs, worst)."""
+    TOL_NS. An attempt whose capture is no truth gets one more transfer
+    too: one during which the kprobe layer counted a missed hit
+    (STAT_KPROBE_MISSED: a segment's entry or release not seen, never
+    silently), one whose capture lost packets (tcpdump's count of packets
+    dropped by the kernel), and one in which the receiver's kernel dropped
+    or pruned data (oooprobe_lib.ofo_drops: the capture saw those segments
+    arrive, TCP did not keep them). Returns (events, pkts, srv, cli, link,
+    held, data_segs, ooo_segs, worst)."""
     for attempt in (1, 2):
         events, pkts, srv, cli, link = run_case(
             tmp_path, "%s%d" % (tag, attempt), nbytes, **kw)
+        no_truth = []
+        if link.cap_dropped:
+            no_truth.append("tcpdump dropped %d packets" % link.cap_dropped)
+        if link.kernel_drops:
+            no_truth.append("the receiver dropped data: %s" %
+                            link.kernel_drops)
         try:
             out = (events, pkts, srv, cli, link) + compare(events, pkts,
                                                            srv, cli)
-            if link.cap_dropped:
-                # the holds matched, but a capture that lost packets is
-                # no truth for the flow's segment counts
-                raise AssertionError("tcpdump dropped %d packets: no truth"
-                                     % link.cap_dropped)
+            if no_truth:
+                # the holds matched, but the capture is no truth for the
+                # flow's segment counts
+                raise AssertionError("; ".join(no_truth) + ": no truth")
             return out
         except AssertionError as e:
-            if link.cap_dropped:
-                e = AssertionError("tcpdump dropped %d packets: no truth "
-                                   "(%s)" % (link.cap_dropped, e))
+            if no_truth:
+                e = AssertionError("%s: no truth (%s)" %
+                                   ("; ".join(no_truth), e))
             if attempt == 2 or not (isinstance(e, HoldOff) or link.missed
-                                    or link.cap_dropped):
+                                    or no_truth):
                 raise e
             print("%s attempt 1 (%d kprobe misses): %s; once more" %
                   (tag, link.missed, e))
