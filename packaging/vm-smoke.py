@@ -56,7 +56,8 @@ def main():
         listener.subscribe()
     if ok.get("insmod_tcp_cocktail"):
         payload1, payload2 = 2_000_000, 300_000
-        with ol.Link("smk", rtt_ms=40, srv_netem="reorder 10% 50%") as link:
+        # uncorrelated reordering: see tests/vm/test_oooprobe_lifetime.py
+        with ol.Link("smk", rtt_ms=40, srv_netem="reorder 10%") as link:
             ready = threading.Event()
 
             def server():
