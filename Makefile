@@ -57,8 +57,10 @@ vmcheck: deps-if-missing all
 	scripts/vm-run tests/vm/run $(VM_TESTS)
 
 # The slow packaging tests (DKMS cycle, deb + lintian + dpkg -i, builds
-# against every Debian 12 kernel header set) run here too, before the VM.
-check: unit pkgcheck vmcheck
+# against every Debian 12 kernel header set) run here too, before the VM;
+# the install suite (make install, modprobe, modules-load.d, uninstall) gets
+# a VM boot of its own after the others.
+check: unit pkgcheck vmcheck vm-install-check
 
 demo: deps-if-missing all
 	scripts/vm-run bench/demo

@@ -9,7 +9,16 @@ AUTO = "auto as measured (ssr below auto_rtt_us, else pace)"
 # a rule on the queue the connection had built before the idle period:
 # the module knows srtt and the minimum RTT when it restarts
 QUEUE_RATIO = 1.2
-QUEUE = "ssr if srtt > %g × min RTT before the idle, else pace" % QUEUE_RATIO
+# the ratios scored, to choose queue_pct from the grids
+QUEUE_SWEEP = (1.1, 1.2, 1.5, 2.0)
+
+
+def queue_name(ratio):
+    """The rule's name for a srtt / min RTT threshold."""
+    return "ssr if srtt > %g × min RTT before the idle, else pace" % ratio
+
+
+QUEUE = queue_name(QUEUE_RATIO)
 # the module's restart=queue (queue_pct=120), when it ran
 QUEUE_POLICY = "cocktail-queue"
 QUEUE_MEASURED = "queue as measured (restart=queue, queue_pct=%d)" % round(
@@ -57,6 +66,13 @@ def queue_rule(ratios, cell_key, below="cocktail-pace",
     key in RATIOS."""
     return lambda g, v: above if ratios.get(cell_key(g, v), 0) > ratio \
         else below
+
+
+def add_queue_sweep(rule_set, make_rule):
+    """Add to the dict RULE_SET the queue rule at every QUEUE_SWEEP ratio;
+    MAKE_RULE(ratio) builds one (the scenario knows its cells' keys)."""
+    for ratio in QUEUE_SWEEP:
+        rule_set[queue_name(ratio)] = make_rule(ratio)
 
 
 def add_measured_queue(rows, rule_set):

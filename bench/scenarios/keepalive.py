@@ -476,15 +476,16 @@ def _summaries_md(rows, names):
               "Goal: within 10% of it with retransmissions no higher than "
               "SSR's. Only the rows \"as measured\" are policies that ran "
               "as such; the others reuse the requests of the policies they "
-              "pick. The queue rule (where srtt was recorded) takes a "
+              "pick. The queue rules (where srtt was recorded), at the "
+              "thresholds `queue_pct` could take, take a "
               "cell's queue from the cocktail policies' requests, over "
               "its think times (the table below); the module's "
               "`restart=queue` decides per restart.\n")
     ratios = rules.queue_ratios(mine, _queue_key)
     mine_rules = dict(RULES)
     if ratios:
-        mine_rules[rules.QUEUE] = rules.queue_rule(
-            ratios, lambda g, rtt: (g[0], g[1], g[2], rtt))
+        rules.add_queue_sweep(mine_rules, lambda ratio: rules.queue_rule(
+            ratios, lambda g, rtt: (g[0], g[1], g[2], rtt), ratio=ratio))
     extra = rules.add_measured_queue(mine, mine_rules)
     md += rules.markdown("bench server", table.rule_scores(
         mine, GROUP, "rtt_ms", names, mine_rules, cell_kw=CELL_KW,

@@ -422,13 +422,13 @@ def _crossover_md(rows):
 RULES = rules.candidates(lambda delay_ms: 2 * delay_ms)
 
 
-def queue_rule(rows, below, above):
+def queue_rule(rows, below, above, ratio=rules.QUEUE_RATIO):
     """rules.queue_rule over ROWS (one profile), a cell's queue taken from
     the cocktail runs of its (queue, burst, delay)."""
     ratios = rules.queue_ratios(
         rows, lambda r: (r["queue"], r["burst"], r["delay_ms"]))
     return rules.queue_rule(ratios, lambda g, delay: (g[0], g[1], delay),
-                            below, above)
+                            below, above, ratio)
 
 
 def _rules_md(rows, names):
@@ -441,14 +441,16 @@ def _rules_md(rows, names):
           "10% of it with retransmissions no higher than SSR's. Only the "
           "first row is a policy that ran as such; the others reuse the "
           "runs of the policies they pick, so they carry the same noise "
-          "(see the noise floor above). The last rule uses the queue the "
+          "(see the noise floor above). The queue rules use the queue the "
           "connection had built before the idle period (the cell's median "
           "srtt / minimum RTT over the cocktail runs, from tcp_info just "
-          "before the idle period).\n"]
+          "before the idle period), at the thresholds `queue_pct` could "
+          "take.\n"]
     for prof, mine in _profiles(rows):
         mine_rules = dict(RULES)
-        mine_rules[rules.QUEUE] = queue_rule(mine, "cocktail-pace",
-                                             "cocktail-ssr")
+        rules.add_queue_sweep(
+            mine_rules, lambda ratio, mine=mine: queue_rule(
+                mine, "cocktail-pace", "cocktail-ssr", ratio))
         extra = rules.add_measured_queue(mine, mine_rules)
         md += rules.markdown(prof, table.rule_scores(
             mine, ["queue", "burst"], "delay_ms", names, mine_rules,

@@ -315,6 +315,12 @@ def test_keepalive_queue_rule_is_scored_where_srtt_was_recorded():
     line = [ln for ln in md.splitlines() if ln.startswith("| " +
                                                           rules.QUEUE)]
     assert line and line[0].split(" | ")[1:3] == ["2", "2"], md
+    # at 2.0 the 100 ms cell (1.5) reads as no queue: pace, the slower
+    line = [ln for ln in md.splitlines() if ln.startswith(
+        "| " + rules.queue_name(2.0))]
+    assert line and line[0].split(" | ")[1:3] == ["2", "1"], md
+    assert len([ln for ln in md.splitlines() if ln.startswith(
+        "| ssr if srtt >")]) == len(rules.QUEUE_SWEEP)
     assert "| web | 100 | no | 64 | 1.50 |" in md
     # without srtt (older runs) the rule is not scored
     old = [{k: v for k, v in r.items() if k != "srtt_ms"} for r in rows]
