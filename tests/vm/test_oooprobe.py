@@ -80,12 +80,28 @@ def transfer(link, nbytes, drop_index=None, drop_times=1, port=PORT,
     return (link.SRV, port), (link.CLI, cport)
 
 
+# The probe stamps a segment when IP input hands it up (the sender's
+# skbs carry its EDT delivery time over veth, which ip6_input_finish()/
+# ip_local_deliver_finish() replace with the current time), the capture at
+# the device tap of the same softirq: a vCPU descheduled in between makes
+# the probe's stamp late: in a trial of 40 transfers (2,800 holds), 10
+# stamps were late by more than 0.2 ms, 5 by more than 2 ms (up to 4.4).
+# Never early: a probe stamp EARLY_NS before the tap's is an error. At
+# most LATE_SEGS holds of a flow may be off by more than TOL_NS, each
+# through a late stamp.
+EARLY_NS = 1_000_000
+LATE_SEGS = 2
+
+
 class HoldOff(AssertionError):
-    """A hold time more than TOL_NS away from the capture's."""
+    """More than LATE_SEGS hold times more than TOL_NS away from the
+    capture's."""
 
 
 def compare(events, pkts, srv, cli):
-    """The probe's SEGMENT events for the flow against the capture."""
+    """The probe's SEGMENT events for the flow against the capture.
+    Returns (held, data_segs, ooo_segs, worst): worst is the largest hold
+    time difference among the holds within TOL_NS."""
     held, data_segs, ooo_segs = capture_holds(pkts, srv[0], srv[1],
                                               cli[0], cli[1])
     segs = [e for e in events if e["cmd"] == CMD["SEGMENT"]
@@ -96,18 +112,36 @@ def compare(events, pkts, srv, cli):
     assert set(got) == set(cap), (
         "probe-only %s, capture-only %s" %
         (sorted(set(got) - set(cap))[:10], sorted(set(cap) - set(got))[:10]))
-    worst = 0
+    # the probe's clock (monotonic) against the capture's (realtime)
+    offs = sorted([got[k]["TIME_IN"] - h["t_in"] for k, h in cap.items()] +
+                  [got[k]["TIME_OUT"] - h["t_out"] for k, h in cap.items()])
+    base = offs[len(offs) // 2] if offs else 0
+    worst, off = 0, []
     for k, h in cap.items():
         e = got[k]
-        d = abs((e["TIME_OUT"] - e["TIME_IN"]) - (h["t_out"] - h["t_in"]))
-        worst = max(worst, d)
+        late_in = e["TIME_IN"] - h["t_in"] - base
+        late_out = e["TIME_OUT"] - h["t_out"] - base
+        assert min(late_in, late_out) >= -EARLY_NS, (
+            "seq %d: the probe stamped it %.3f ms (in) / %.3f ms (out) "
+            "before the capture saw it" % (k[0], -late_in / 1e6,
+                                           -late_out / 1e6))
+        d = abs(late_out - late_in)
         if d > TOL_NS:
-            raise HoldOff("seq %d: probe held %.3f ms, capture %.3f ms" % (
-                k[0], (e["TIME_OUT"] - e["TIME_IN"]) / 1e6,
-                (h["t_out"] - h["t_in"]) / 1e6))
+            off.append("seq %d: probe held %.3f ms, capture %.3f ms (stamp "
+                       "late by %.3f ms in, %.3f ms out)" % (
+                           k[0], (e["TIME_OUT"] - e["TIME_IN"]) / 1e6,
+                           (h["t_out"] - h["t_in"]) / 1e6, late_in / 1e6,
+                           late_out / 1e6))
+        else:
+            worst = max(worst, d)
         assert e["LOCAL_ADDR"] == cli[0] and e["REMOTE_ADDR"] == srv[0]
         assert e["FAMILY"] == (socket.AF_INET6 if ":" in cli[0] else
                                socket.AF_INET)
+    if len(off) > LATE_SEGS:
+        raise HoldOff("%d of %d holds off by more than %.1f ms: %s" % (
+            len(off), len(cap), TOL_NS / 1e6, "; ".join(off[:5])))
+    for line in off:
+        print("late stamp allowed:", line)
     return held, data_segs, ooo_segs, worst
 
 
@@ -134,13 +168,10 @@ def run_case(tmp_path, tag, nbytes, srv_netem="", drop_index=None,
 
 
 def truth_case(tmp_path, tag, nbytes, **kw):
-    """run_case + compare. The probe stamps a segment at IP input, tcpdump
-    at the device tap of the same softirq: a host that deschedules the VM
-    between the two for more than TOL_NS (seen at load 5 on 2 cores, with
-    the old topology too) makes one hold time look off. Such a case gets
-    one more transfer on a fresh link; the set of segments must match on
-    every attempt, and every hold time of the last one must be within
-    TOL_NS. An attempt whose capture is no truth gets one more transfer
+    """run_case + compare. A transfer with more than LATE_SEGS hold times
+    off (see EARLY_NS) gets one more transfer on a fresh link; the set of
+    segments must match on every attempt, and the last one's hold times
+    must pass. An attempt whose capture is no truth gets one more transfer
     too: one during which the kprobe layer counted a missed hit
     (STAT_KPROBE_MISSED: a segment's entry or release not seen, never
     silently), one whose capture lost packets (tcpdump's count of packets
