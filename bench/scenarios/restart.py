@@ -422,13 +422,22 @@ def _crossover_md(rows):
 RULES = rules.candidates(lambda delay_ms: 2 * delay_ms)
 
 
-def queue_rule(rows, below, above, ratio=rules.QUEUE_RATIO):
+def _queue_ratios(rows):
+    """rules.queue_ratios over ROWS (one profile), keyed by (queue, burst,
+    delay)."""
+    return rules.queue_ratios(
+        rows, lambda r: (r["queue"], r["burst"], r["delay_ms"]))
+
+
+def _queue_cell(g, delay):
+    """A cell's key in _queue_ratios."""
+    return (g[0], g[1], delay)
+
+
+def queue_rule(rows, below, above):
     """rules.queue_rule over ROWS (one profile), a cell's queue taken from
     the cocktail runs of its (queue, burst, delay)."""
-    ratios = rules.queue_ratios(
-        rows, lambda r: (r["queue"], r["burst"], r["delay_ms"]))
-    return rules.queue_rule(ratios, lambda g, delay: (g[0], g[1], delay),
-                            below, above, ratio)
+    return rules.queue_rule(_queue_ratios(rows), _queue_cell, below, above)
 
 
 def _rules_md(rows, names):
@@ -448,9 +457,9 @@ def _rules_md(rows, names):
           "take.\n"]
     for prof, mine in _profiles(rows):
         mine_rules = dict(RULES)
-        rules.add_queue_sweep(
-            mine_rules, lambda ratio, mine=mine: queue_rule(
-                mine, "cocktail-pace", "cocktail-ssr", ratio))
+        ratios = _queue_ratios(mine)
+        rules.add_queue_sweep(mine_rules, lambda ratio: rules.queue_rule(
+            ratios, _queue_cell, ratio=ratio))
         extra = rules.add_measured_queue(mine, mine_rules)
         md += rules.markdown(prof, table.rule_scores(
             mine, ["queue", "burst"], "delay_ms", names, mine_rules,
