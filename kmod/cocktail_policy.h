@@ -44,16 +44,21 @@ static inline u64 cp_div_u64_rem(u64 a, u32 b, u32 *rem)
 #define CP_USEC_PER_SEC		1000000U
 #define CP_U64_MAX		(~(u64)0)
 
-/* Initial window limits (segments) and the rfc3390 marker. */
+/*
+ * Initial window limits in segments: at least one segment, and at most 64,
+ * six times RFC 6928's 10, so a mistyped value cannot send a first burst
+ * of hundreds of segments into a path nothing has probed yet.  0 is free
+ * to mark iw=rfc3390.
+ */
 #define CP_IW_MIN		1U
 #define CP_IW_MAX		64U
 #define CP_IW_RFC3390		0U	/* iw=rfc3390 is stored as 0 */
-#define CP_RFC3390_BYTES	4380U
+#define CP_RFC3390_BYTES	4380U	/* RFC 3390's byte bound */
 
 /* Restart policies; the order is the order of the names in the module. */
 enum cp_policy {
 	CP_SSR,		/* slow-start restart: cwnd = min(IW, cwnd), RFC 5681 */
-	CP_DECAY,	/* halve per RTO idle, floor IW, RFC 2861 */
+	CP_DECAY,	/* halve per RTO idle, floor min(IW, cwnd), RFC 2861 */
 	CP_KEEP,	/* no change */
 	CP_PACE,	/* keep cwnd, pace the first flight (RBP) */
 	CP_AUTO,	/* ssr when min RTT < auto_rtt_us, else pace */
@@ -76,7 +81,7 @@ enum cp_cwv {
 	CP_CWV_7661,	/* RFC 7661, simplified (see tcp_cocktail.c) */
 };
 
-/* RFC 7661 non-validated period: 5 minutes. */
+/* RFC 7661's non-validated period (NVP), in seconds: its 5 minutes. */
 #define CP_NVP_SECONDS		300U
 
 static inline u32 cp_min(u32 a, u32 b)
@@ -202,10 +207,10 @@ static inline bool cp_min_rtt_known(u32 min_rtt_us)
 }
 
 /*
- * The RTT auto compares: the path's minimum RTT, which the connection's
- * own queue does not inflate (srtt at a 40 ms path behind a 15-packet
- * queue at 2 Mbit/s read 79..128 ms), else srtt when there is no sample yet
- * (the kernel's min_rtt is ~0U then).
+ * The RTT auto compares, in microseconds: the path's minimum RTT, which
+ * the connection's own queue does not inflate (srtt includes the queue the
+ * connection's own flights build at the bottleneck), else srtt when there
+ * is no sample yet (the kernel's min_rtt is ~0U then).
  */
 static inline u32 cp_path_rtt_us(u32 min_rtt_us, u32 srtt_us)
 {

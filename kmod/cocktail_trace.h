@@ -1,8 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Tracepoints of the cocktail congestion control:
- *   tcp_cocktail:restart   one per restart decision (idle > RTO)
- *   tcp_cocktail:pace_end  when the paced restart (or initial) flight ends
+ *   tcp_cocktail:restart   one per restart decision (idle > RTO): the
+ *                          policy requested (the restart parameter) and
+ *                          the one applied (what auto or queue resolved
+ *                          to), and the inputs of the decision
+ *   tcp_cocktail:pace_end  when the paced restart (or initial) flight ends:
+ *                          ack (first ACK for the flight), loss (RTO),
+ *                          release (socket closed) or new (a new restart)
+ *
+ * Units: cwnd and ssthresh in segments, times in microseconds, pacing_rate
+ * in bytes per second (0: the restart did not pace).  path_rtt_us is the
+ * RTT restart=auto compares with auto_rtt_us: the minimum RTT, or srtt
+ * before the first RTT sample; restart=queue compares srtt_us with it.
  *
  * Strings are fixed-size arrays, not __string(), so the header builds the
  * same on kernels before and after the __assign_str() change of 6.10.
@@ -17,6 +27,7 @@
 #include <linux/string.h>
 #include <net/sock.h>
 
+/* The longest name, "release", and its NUL. */
 #define COCKTAIL_NAME_LEN	8
 
 TRACE_EVENT(restart,

@@ -7,106 +7,168 @@
  * the RTO, Linux either slow-starts again from the initial window (with
  * net.ipv4.tcp_slow_start_after_idle=1, RFC 5681 section 4.1), or sends
  * the whole pre-idle window back to back.  Rate-based pacing on restart
- * (RBP, Visweswaraiah and Heidemann 1997) keeps the window but spreads the
- * first flight over one round trip at the pre-idle delivery rate, then
- * returns to ACK clocking.  Chan (2001) found slow-start restart best on
- * short paths and RBP best on long ones and proposed a hybrid on the RTT;
- * this module implements all of them behind one parameter.
+ * (RBP: Visweswaraiah and Heidemann, "Improving Restart of Idle TCP
+ * Connections", 1997) keeps the window but spreads the first flight over
+ * one round trip at the pre-idle rate, then returns to ACK clocking.  Chan
+ * ("Improving the Performance of HTTP Persistent Connections", 2001)
+ * proposed a hybrid: slow-start restart on short paths, RBP on long ones.
+ * This module implements each of them behind one parameter.
  *
  * Growth and loss recovery are NewReno (tcp_slow_start, tcp_cong_avoid_ai,
- * tcp_reno_ssthresh, tcp_reno_undo_cwnd, and the kernel's PRR).  On top:
+ * tcp_reno_ssthresh, tcp_reno_undo_cwnd, and the kernel's PRR).  The
+ * module uses the classic hooks, not .cong_control, because PRR
+ * (tcp_cwnd_reduction) is not exported.  On top of NewReno it sets the
+ * initial window, decides the restart after idle, and validates the window
+ * while the application does not use it.
  *
- * Initial window: .init sets cwnd to the iw parameter (1..64 segments or
- * rfc3390 = min(4 * MSS, max(2 * MSS, 4380 bytes))) unless the route has an
+ * Units: cwnd, ssthresh and initial windows in segments; rates in bytes
+ * per second; idle time and RTO in jiffies; RTTs in microseconds.
+ *
+ * Initial window
+ * --------------
+ * .init sets cwnd to the iw parameter (1..64 segments or rfc3390 =
+ * min(4 * MSS, max(2 * MSS, 4380 bytes))) unless the route has an
  * initcwnd metric, which wins.  tcp_init_transfer() sets cwnd from the
- * route (or 10) before .init runs, so .init only overrides that value, and
- * only when no data has been sent yet: .init also runs when an established
- * socket switches to cocktail with setsockopt(TCP_CONGESTION).
+ * route (or to 10) when the handshake completes, so an active opener,
+ * whose .init runs in SYN_SENT, applies iw at its first data segment
+ * instead.  Nothing is changed once data has been sent: .init also runs
+ * when an established socket switches to cocktail with
+ * setsockopt(TCP_CONGESTION).  After SYN retransmissions the kernel's
+ * window of 1 is left alone, as tcp_init_transfer() leaves it.
  *
- * Restart after idle: the kernel's own restart (tcp_slow_start_after_idle=1)
- * reports CA_EVENT_CWND_RESTART before it cuts cwnd; we snapshot cwnd and
- * ssthresh there.  CA_EVENT_TX_START fires inside the transmit of the first
- * segment after idle, before lsndtime is updated: idle = now - lsndtime.
- * When idle > RTO and nothing is outstanding, the restart parameter decides,
- * starting from the snapshot (or the current cwnd when the kernel did not
- * restart, i.e. tcp_slow_start_after_idle=0), so both sysctl settings give
- * the same result.  The window set there applies from the second segment
- * of the flight on; the first one already passed the cwnd test.
+ * Restart after idle
+ * ------------------
+ * A connection is idle when nothing is in flight; idle time runs from the
+ * last data sent (tp->lsndtime).  The kernel reports two events around
+ * the first transmit after idle, and the module decides at the second:
+ *
+ *                      ACK-clocked sending
+ *                               |  everything acknowledged, nothing sent
+ *                               v
+ *                             IDLE
+ *                               |  tcp_slow_start_after_idle=1 and
+ *                               |  idle > RTO: the kernel's restart
+ *                               |  reports CA_EVENT_CWND_RESTART before
+ *                               |  it cuts cwnd: snapshot cwnd, ssthresh
+ *                               v
+ *           CA_EVENT_TX_START (inside the transmit of the first
+ *           segment, before lsndtime moves): idle = now - lsndtime
+ *                  |                                    |
+ *            idle <= RTO                           idle > RTO
+ *                  |                                    |
+ *     snapshot taken: put the        policy = restart (auto and queue
+ *     kernel's cut back              resolve to ssr or pace); cwnd and
+ *     (counter short_idle)           ssthresh from the snapshot, or the
+ *                  |                 current ones when the kernel did
+ *                  |                 not restart (sysctl 0)
+ *                  |                      |                    |
+ *                  |              ssr, decay, keep            pace
+ *                  |                      |                    |
+ *                  |                      |                  PACED: the flight
+ *                  |                      |                  leaves at the
+ *                  |                      |                  pre-idle rate
+ *                  |                      |                    |  first ACK beyond
+ *                  |                      |                    |  the flight's start,
+ *                  |                      |                    |  an RTO, a new
+ *                  |                      |                    |  restart, or release:
+ *                  |                      |                    |  pacing restored
+ *                  v                      v                    v
+ *                             ACK-clocked sending
+ *
+ * Since the module starts from the window it snapshotted before the
+ * kernel's cut, both settings of tcp_slow_start_after_idle give the same
+ * result.  The window set at CA_EVENT_TX_START applies from the second
+ * segment of the flight on: the first one already passed the cwnd test.
+ * With packets still outstanding CA_EVENT_TX_START is the retransmission
+ * after an RTO, not a restart, and changes nothing.
+ *
+ * The policies (IW is the route's initcwnd, else the iw parameter):
  *   ssr    cwnd = min(IW, cwnd), ssthresh = max(ssthresh, 3/4 cwnd)
- *   decay  halve once per full RTO of idle, floor min(IW, cwnd) (RFC 2861,
- *          the loop of tcp_cwnd_restart()), ssthresh as ssr
+ *   decay  cwnd halved once per full RTO of idle time (idle in
+ *          (k RTO, (k+1) RTO] gives k halvings, the loop of
+ *          tcp_cwnd_restart()), never below min(IW, cwnd) (RFC 2861);
+ *          ssthresh as for ssr
  *   keep   cwnd and ssthresh as before the idle period
- *   pace   as keep, plus internal pacing of the flight at the pre-idle
- *          rate (pace_rate, below) until the first ACK for data sent
- *          after the restart arrives; then the socket's pacing status and
- *          rates are put back as they were (return to ACK clocking)
+ *   pace   as keep, and the flight is paced at the pre-idle rate until
+ *          the first ACK for data sent after the restart
  *   auto   ssr when the path's RTT < auto_rtt_us, else pace.  The path's
- *          RTT is the kernel's windowed minimum (tcp_min_rtt()), not srtt:
- *          srtt includes the queue the connection built itself, which at
- *          a 40 ms path behind a 15-packet queue at 2 Mbit/s read 79..128
- *          ms and would call a short path long.
- *   queue  ssr when the connection had built a queue before the idle
- *          period: srtt (not updated while idle) > queue_pct % of the
- *          path's minimum RTT; else pace.  A standing queue means the path
- *          was shared or the window was larger than the pipe, so the
- *          remembered window is stale; without one the pre-idle rate is
- *          still good and pacing it is safe.  No min RTT sample: pace.
- * Every decision emits the tcp_cocktail:restart tracepoint and bumps a
- * counter in /sys/module/tcp_cocktail/parameters/stats.
+ *          RTT is the kernel's windowed minimum (tcp_min_rtt()), or srtt
+ *          before the first RTT sample; not srtt, which includes the
+ *          queue the connection built itself and would make a short path
+ *          look long
+ *   queue  ssr when srtt (not updated while idle) > queue_pct % of the
+ *          path's minimum RTT, else pace; pace without a minimum RTT
+ *          sample.  A standing queue before the idle period means the
+ *          path was shared or the window was larger than the pipe, so
+ *          the remembered window is stale; without one the pre-idle rate
+ *          is still good to pace at
+ * In CA_CWR or CA_Recovery, ssr and decay leave ssthresh alone, as
+ * tcp_current_ssthresh() does.  Every decision emits the
+ * tcp_cocktail:restart tracepoint and counts in the stats parameter.
  *
- * Pre-idle delivery rate: the kernel saves one rate sample per ACK in
- * tp->rate_delivered / rate_interval_us / rate_app_limited.  .cong_avoid
- * runs after tcp_rate_gen(), so it sees the fresh sample; samples feed a
- * windowed max over 10..20 round trips (application-limited samples only
- * when they raise it, as in BBR: keep-alive responses that fit in cwnd
- * produce nothing but application-limited samples).
- * Rounds do not advance while idle, so the max survives the idle period.
- * pace_rate chooses the flight's rate: delivery (that max, or
- * cwnd * mss / srtt without a sample), window (cwnd * mss / srtt, the rate
- * the window was clocked out at, Heidemann's estimate) or max (the larger,
- * the default).  The delivery max under-estimates after a keep-alive
- * warm-up (responses that fit in cwnd: 1.41 x the ideal time at 200 ms,
- * 10 Mbit/s, against 1.03 for max); the window rate under-estimates when
- * losses kept cwnd small and srtt large (a 20-packet queue: 4.2 x against
- * 2.9) and over-estimates when cwnd grew while application-limited with
- * cwv=0 (twice the link rate in the wire test).  max was never slower and
- * never retransmitted more in bench/pacerate-study; see the README.
+ * Pre-idle rate
+ * -------------
+ * The kernel saves one rate sample per ACK in tp->rate_delivered,
+ * rate_interval_us and rate_app_limited; .cong_avoid runs after
+ * tcp_rate_gen(), so it sees the fresh sample.  Samples feed a windowed
+ * maximum over 10..20 round trips; an application-limited sample counts
+ * only when it raises the maximum, as in BBR, because it only shows the
+ * path can do at least that much.  Rounds advance on ACKs, not on time, so
+ * the maximum survives any idle period.  pace_rate chooses the flight's
+ * rate:
+ *   delivery  the windowed maximum, or cwnd * mss / srtt without a sample
+ *   window    cwnd * mss / srtt: the rate the window was clocked out at
+ *             in a round trip where it was in use (Heidemann's estimate)
+ *   max       the larger of the two (default)
+ * A keep-alive connection whose responses fit in cwnd produces only
+ * application-limited samples, whose maximum can sit below the path's
+ * rate; a window that grew while application-limited (cwv=0) is larger
+ * than what the path delivered, and one that losses kept small gives a
+ * low window rate.  Taking the larger of two estimates that fail in
+ * opposite directions covers both.  With no rate at all (no sample, no
+ * srtt) pace acts as keep and counts pace_no_rate.
  *
- * Pacing details: tcp_update_pacing_rate() rewrites sk_pacing_rate after
- * every ACK (a pipelined request from the peer or a duplicate ACK may
- * arrive during the flight), bounded by sk_max_pacing_rate.  To make the
- * restart rate the one that applies to the whole flight we lower
- * sk_max_pacing_rate to it for the flight and restore it afterwards,
- * unless the application changed it meanwhile (SO_MAX_PACING_RATE then
- * wins).  Internal pacing never paces a connection's first 10 data
- * segments (tcp_update_skb_after_send(): data_segs_out >= 10; sch_fq's
+ * Pacing: tcp_update_pacing_rate() rewrites sk_pacing_rate after every
+ * ACK (a pipelined request or a duplicate ACK may arrive during the
+ * flight), bounded by sk_max_pacing_rate.  So the flight lowers
+ * sk_max_pacing_rate to its rate and sets sk_pacing_status to
+ * SK_PACING_NEEDED (the kernel's internal pacing, or sch_fq's when fq is
+ * the qdisc); at its end all three are put back, unless the application
+ * changed SO_MAX_PACING_RATE meanwhile, whose value then wins.  Internal
+ * pacing never paces a connection's first 10 data segments
+ * (tcp_update_skb_after_send(): data_segs_out >= 10; sch_fq's
  * initial_quantum is its twin), which matters only for pace_iw.
  *
  * pace_iw=1 paces the initial window at IW * mss / srtt (srtt from the
- * handshake), ending at the first ACK like a restart flight.  Because of
- * the first-10-segments rule above it only spaces segments 11..IW: with
- * iw <= 10 it has no effect on the wire.  There is no clean way around
- * that from a congestion-control module (the rule reads data_segs_out, a
- * counter reported to user space), so it is documented, not hidden.
+ * handshake) and ends like a restart flight.  Because of the
+ * first-10-segments rule it only spaces segments 11..IW: with iw <= 10 it
+ * has no effect on the wire.  A congestion-control module cannot get
+ * around that rule (it reads data_segs_out, a counter reported to user
+ * space).
  *
- * Congestion window validation (cwv), evaluated on every ACK:
+ * Congestion window validation
+ * ----------------------------
+ * cwv, evaluated on every ACK:
  *   0  cwnd grows on every ACK, application-limited or not
- *   1  RFC 2861: grow only while tcp_is_cwnd_limited(); after one RTO
- *      without being cwnd-limited, cwnd = (cwnd + max(used, IW)) / 2 and
- *      ssthresh = max(ssthresh, 3/4 cwnd), as tcp_cwnd_application_limited
+ *   1  RFC 2861: grow only while tcp_is_cwnd_limited(); at the first ACK
+ *      one RTO or more after the window was last in use, cwnd =
+ *      (cwnd + max(used, IW)) / 2 and ssthresh = max(ssthresh, 3/4 cwnd),
+ *      as tcp_cwnd_application_limited() does
  *   2  RFC 7661, simplified: pipeACK is the larger of the segments
  *      delivered in the last two complete round trips.  While
  *      pipeACK >= cwnd / 2 (validated) growth is as for 1 and nothing
  *      decays; below that (non-validated period) cwnd neither grows nor
- *      decays, and after 5 minutes in it cwnd = max(cwnd / 2, IW),
- *      ssthresh = max(ssthresh, 3/4 cwnd).  Loss response stays Reno.
- * The kernel has its own RFC 2861 decay in tcp_cwnd_validate(), which runs
- * only when tcp_slow_start_after_idle=1 and only for non-.cong_control
- * modules like this one.  Because this module does window validation
- * itself, every ACK refreshes tp->snd_cwnd_stamp, which keeps that
- * kernel path from firing: the cwv parameter alone decides, whatever the
- * sysctl says.  Idle periods (nothing in flight) belong to the restart
- * policy, not to cwv.
+ *      decays, and after 5 minutes in it cwnd = max(cwnd / 2,
+ *      min(IW, cwnd)), ssthresh = max(ssthresh, 3/4 cwnd).  Loss response
+ *      stays Reno
+ * Decays happen only in CA_Open and not while the send buffer is full
+ * (then the sender, not the application, is the limit).  The kernel has
+ * its own RFC 2861 decay in tcp_cwnd_validate(), which runs only when
+ * tcp_slow_start_after_idle=1 and only for modules without .cong_control
+ * such as this one.  Every ACK and every CA_EVENT_TX_START refresh
+ * tp->snd_cwnd_stamp, which keeps that path from firing: the cwv
+ * parameter alone decides, whatever the sysctl says.  Idle periods
+ * (nothing in flight) belong to the restart policy, not to cwv.
  *
  * Parameters are read once per decision, so a change applies to the next
  * connection (iw, pace_iw), the next restart (restart, auto_rtt_us,
@@ -127,12 +189,17 @@
 #define CREATE_TRACE_POINTS
 #include "cocktail_trace.h"
 
-/* Round trips a delivery-rate sample stays in the windowed max (x1..x2). */
+/*
+ * Round trips a delivery-rate sample stays in the windowed max (between
+ * one and two times this), as BBR's bandwidth filter: long enough to span
+ * the application-limited rounds between keep-alive responses, short
+ * enough to forget a rate from before the path changed.
+ */
 #define COCKTAIL_BW_ROUNDS	10
 
 /*
- * Kernel-version-sensitive accessors live here, so a compat shim for newer
- * kernels has one place to go.
+ * Kernel-version-sensitive accessors live here, so a compat shim for other
+ * kernels has one place to go (tcp_snd_cwnd() appeared in 5.19).
  */
 static inline u32 cocktail_cwnd(const struct tcp_sock *tp)
 {
@@ -157,24 +224,24 @@ static inline u64 cocktail_jiffies_to_us(u32 j)
 /* Per-connection state, in icsk_ca_priv. */
 struct cocktail {
 	struct cp_maxwin bw;		/* windowed max delivery rate, B/s */
-	unsigned long pace_prev_rate;	/* sk_pacing_rate before pacing */
-	unsigned long pace_prev_max;	/* sk_max_pacing_rate before pacing */
-	unsigned long pace_rate;	/* rate of the paced flight */
+	unsigned long pace_prev_rate;	/* B/s: sk_pacing_rate before pacing */
+	unsigned long pace_prev_max;	/* B/s: sk_max_pacing_rate before */
+	unsigned long pace_rate;	/* B/s: rate of the paced flight */
 	u32 round;			/* round trips counted on ACKs */
-	u32 round_end_seq;		/* snd_nxt when this round began */
-	u32 round_delivered;		/* tp->delivered when it began */
-	u32 pipeack[2];			/* delivered in the last 2 rounds */
-	u32 snap_cwnd;			/* cwnd at CA_EVENT_CWND_RESTART */
-	u32 snap_ssthresh;		/* ssthresh at CA_EVENT_CWND_RESTART */
-	u32 pace_end_seq;		/* pacing ends when snd_una passes */
-	u32 pace_start_us;		/* low 32 bits of tcp_mstamp */
-	u32 pace_start_segs;		/* data_segs_out at the start */
-	u32 cwv_stamp;			/* jiffies: last time cwnd-limited */
+	u32 round_end_seq;		/* seq: snd_nxt when this round began */
+	u32 round_delivered;		/* segs: tp->delivered when it began */
+	u32 pipeack[2];			/* segs delivered in the last 2 rounds */
+	u32 snap_cwnd;			/* segs: cwnd at CA_EVENT_CWND_RESTART */
+	u32 snap_ssthresh;		/* segs: ssthresh at the same moment */
+	u32 pace_end_seq;		/* seq: pacing ends when snd_una passes */
+	u32 pace_start_us;		/* us: low 32 bits of tcp_mstamp */
+	u32 pace_start_segs;		/* segs: data_segs_out at the start */
+	u32 cwv_stamp;			/* jiffies: last cwnd-limited or decay */
 	u32 nvp_stamp;			/* jiffies: RFC 7661 NVP start */
-	u8 snap_valid:1,
-	   pacing:1,
-	   nvp:1,
-	   iw_pending:1;
+	u8 snap_valid:1,		/* snap_* hold the kernel's pre-cut */
+	   pacing:1,			/* a paced flight is in progress */
+	   nvp:1,			/* cwv=2: in a non-validated period */
+	   iw_pending:1;		/* apply iw at the first data segment */
 	u8 pace_prev_status;		/* sk_pacing_status before pacing */
 };
 
@@ -189,22 +256,27 @@ static const char * const cocktail_policy_names[CP_NR_POLICIES] = {
 	[CP_QUEUE] = "queue",
 };
 
+/* Segments: RFC 6928's initial window, the kernel's own TCP_INIT_CWND. */
 static unsigned int cocktail_iw __read_mostly = 10;
 /*
- * Default hybrid threshold, on the path's minimum RTT: in the bench's
- * restart scenario on Chan's dumbbell (README, "Choosing auto_rtt_us")
- * slow-start restart was fastest at 40 ms RTT and pacing fastest or within
- * 1% of it from 100 ms RTT on, so the edge lies in (40, 100] ms.  Chan's
- * ns-2 tables (2001, seed 002) put it later, between 100 and 150 ms of
- * one-way delay.
+ * restart=auto's threshold on the path's minimum RTT, in microseconds.
+ * Below it a slow-start restart costs a few short round trips and never
+ * bursts a window the path may no longer hold; above it each round trip
+ * of slow start costs more than the risk of pacing the old window.  Chan
+ * left the threshold tunable; the crossover depends on the path's rate
+ * and buffer, and docs/results.md has the measurements behind 100 ms.
  */
 static unsigned int cocktail_auto_rtt_us __read_mostly = 100000;
 /*
- * restart=queue: srtt above 120% of the minimum RTT counts as a queue, the
- * ratio the bench scores its pre-idle queue rule at (bench/lib/rules.py).
+ * restart=queue: srtt more than 20% above the minimum RTT counts as a
+ * standing queue.  A smaller margin reads a connection's own delayed ACKs
+ * and the queue of its own last flight as a shared path; a larger one
+ * misses the queue of a small bottleneck buffer.
  */
 static unsigned int cocktail_queue_pct __read_mostly = 120;
+/* RFC 2861: what the kernel itself does with tcp_slow_start_after_idle=1. */
 static unsigned int cocktail_cwv_mode __read_mostly = CP_CWV_2861;
+/* Off: with iw <= 10 internal pacing leaves the initial window unpaced. */
 static unsigned int cocktail_pace_iw __read_mostly;
 
 static const char * const cocktail_rate_names[CP_NR_RATES] = {
@@ -220,12 +292,14 @@ struct cocktail_choice {
 	unsigned int n;
 };
 
+/* Chan's hybrid: slow-start restart on short paths, pacing on long ones. */
 static struct cocktail_choice cocktail_restart __read_mostly = {
 	.val = CP_AUTO,
 	.names = cocktail_policy_names,
 	.n = CP_NR_POLICIES,
 };
 
+/* The larger of two estimates that fail in opposite directions. */
 static struct cocktail_choice cocktail_pace_rate __read_mostly = {
 	.val = CP_RATE_MAX,
 	.names = cocktail_rate_names,
@@ -287,6 +361,10 @@ static const struct kernel_param_ops cocktail_choice_ops = {
 module_param_cb(restart, &cocktail_choice_ops, &cocktail_restart, 0644);
 MODULE_PARM_DESC(restart, "after idle > RTO: ssr | decay | keep | pace | auto | queue (default auto)");
 
+/*
+ * 1 us makes every restart pace, 10 s (above any path's RTT) every restart
+ * a slow-start restart.
+ */
 static int cocktail_auto_rtt_set(const char *val, const struct kernel_param *kp)
 {
 	return param_set_uint_minmax(val, kp, 1, 10 * USEC_PER_SEC);
@@ -300,6 +378,11 @@ static const struct kernel_param_ops cocktail_auto_rtt_ops = {
 module_param_cb(auto_rtt_us, &cocktail_auto_rtt_ops, &cocktail_auto_rtt_us, 0644);
 MODULE_PARM_DESC(auto_rtt_us, "restart=auto uses ssr when the path's minimum RTT is below this many microseconds, else pace (1..10000000, default 100000)");
 
+/*
+ * srtt averages RTT samples, none below the minimum RTT, so 100 % or less
+ * would call every path queued; 1000 % is a queue nine times the path's
+ * RTT.
+ */
 static int cocktail_queue_pct_set(const char *val,
 				  const struct kernel_param *kp)
 {
