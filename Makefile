@@ -4,7 +4,8 @@
 #   make check      host unit tests + packaging tests + every VM suite (one VM boot)
 #   make demo       the main job: restart policies side by side on a shaped link
 #
-# KDIR picks the kernel build tree (see scripts/kdir); W=1 works as in Kbuild.
+# KDIR picks the kernel build tree (default: the headers of the test VM's
+# kernel); W=1 works as in Kbuild.
 
 SHELL    := /bin/bash
 TOP      := $(CURDIR)
@@ -29,7 +30,7 @@ help:
 modules:
 	$(MAKE) -C $(KDIR) M=$(TOP) modules
 
-# Fragments owned by their components add to these variables and targets:
+# Makefile fragments next to what they build add to these variables and targets:
 #   DAEMONS     userspace programs built by `make daemon`
 #   UNIT_BINS   host C unit-test binaries run by `make unit`
 #   install/uninstall/dkms/deb/...  packaging/packaging.mk
@@ -51,7 +52,7 @@ unit: deps-if-missing $(UNIT_BINS)
 	$(PYTHON) -m pytest -q tests/unit
 
 # Every VM suite in one boot; results land in the checkout.
-# VM_TESTS narrows the run, e.g. make vmcheck VM_TESTS=tests/vm/test_iw.py
+# VM_TESTS narrows the run, e.g. make vmcheck VM_TESTS=tests/vm/test_cocktail_module.py
 VM_TESTS ?=
 vmcheck: deps-if-missing all
 	scripts/vm-run tests/vm/run $(VM_TESTS)

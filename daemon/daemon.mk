@@ -8,8 +8,8 @@ $(TOP)/daemon/oooprobed: $(OOOPROBED_DEPS)
 	$(CC) $(CFLAGS) $(WFLAGS) -Ikmod/uapi -Idaemon -o $@ $(OOOPROBED_SRCS) \
 		$(shell pkg-config --cflags --libs libmnl) -lm
 
-# Host unit tests of the statistics (tests/unit/unit.mk belongs to another
-# component, so the rule lives here).
+# Host unit test of the statistics, built from the same sources as the
+# daemon, so its rule sits next to theirs.
 UNIT_BINS += $(BUILD)/unit/test_oooprobe_stats
 
 $(BUILD)/unit/test_oooprobe_stats: tests/unit/test_oooprobe_stats.c daemon/stats.c daemon/stats.h | $(BUILD)/unit

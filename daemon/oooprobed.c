@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * oooprobed: subscribe to the tcp_oooprobe generic netlink family and turn
- * its events into the statistics of "Long Out Of Order Queueing Delays".
+ * its events into the statistics of Patrick McManus's "Long Out Of Order
+ * Queueing Delays" (2010).
  *
  *   oooprobed [--json FILE|-] [--prom FILE] [--interval SEC]
  *             [--duration SEC] [--report] [--quiet] [--rcvbuf BYTES]

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * oooprobed statistics: the numbers of the seed "Long Out Of Order Queueing
- * Delays" computed from tcp_oooprobe FLOW and SEGMENT events. No netlink
- * here, so the host unit tests can drive it directly.
+ * oooprobed statistics: the numbers of Patrick McManus's "Long Out Of Order
+ * Queueing Delays" (2010), computed from tcp_oooprobe FLOW and SEGMENT
+ * events. No netlink here, so the host unit tests can drive it directly.
  */
 #ifndef OOOPROBED_STATS_H
 #define OOOPROBED_STATS_H
@@ -52,7 +52,7 @@ int stats_bucket(uint64_t hold_ns);
 /* Nearest-rank percentile (0 < p <= 100) of the hold times; 0 if none. */
 uint64_t stats_percentile(struct stats *s, double p);
 void stats_summarize(struct stats *s, struct stats_summary *out);
-/* Human summary as in the seed. */
+/* Human summary, with the statistics of that post. */
 void stats_print(struct stats *s, FILE *f);
 /* Prometheus text format (metrics prefixed "oooprobe_"). */
 void stats_print_prom(struct stats *s, FILE *f);

@@ -58,5 +58,5 @@ def needs_root_and_tools():
     missing = [t for t in ("dkms", "dpkg-buildpackage", "dh_dkms", "unshare")
                if not shutil.which(t)]
     if missing:
-        pytest.fail("missing tools: %s (see README: packaging dependencies)"
+        pytest.fail("missing tools: %s (see docs/installing.md, Debian packages)"
                     % " ".join(missing))
