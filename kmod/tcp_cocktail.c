@@ -67,11 +67,11 @@
  *                  |                      |                  PACED: the flight
  *                  |                      |                  leaves at the
  *                  |                      |                  pre-idle rate
- *                  |                      |                    |  first ACK beyond
- *                  |                      |                    |  the flight's start,
- *                  |                      |                    |  an RTO, a new
- *                  |                      |                    |  restart, or release:
- *                  |                      |                    |  pacing restored
+ *                  |                      |                    |  first ACK for data
+ *                  |                      |                    |  of the flight, an
+ *                  |                      |                    |  RTO, a new restart,
+ *                  |                      |                    |  or release: pacing
+ *                  |                      |                    |  state restored
  *                  v                      v                    v
  *                             ACK-clocked sending
  *
@@ -80,7 +80,7 @@
  * result.  The window set at CA_EVENT_TX_START applies from the second
  * segment of the flight on: the first one already passed the cwnd test.
  * With packets still outstanding CA_EVENT_TX_START is the retransmission
- * after an RTO, not a restart, and changes nothing.
+ * after an RTO, not a restart: the window is left alone.
  *
  * The policies (IW is the route's initcwnd, else the iw parameter):
  *   ssr    cwnd = min(IW, cwnd), ssthresh = max(ssthresh, 3/4 cwnd)
