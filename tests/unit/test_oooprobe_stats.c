@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Host unit tests for daemon/stats.c: percentiles, histogram edges, empty
- * input, the seed's ratios. Prints one line per failed check and ends with
+ * input, the published ratios (McManus). Prints one line per failed check and ends with
  * "N passed, N failed".
  */
 #include <math.h>
@@ -132,7 +132,7 @@ static void test_histogram_edges(void)
 	stats_free(&s);
 }
 
-static void test_seed_ratios(void)
+static void test_published_ratios(void)
 {
 	struct stats s;
 	struct stats_summary o;
@@ -193,7 +193,7 @@ int main(void)
 	test_empty();
 	test_percentiles();
 	test_histogram_edges();
-	test_seed_ratios();
+	test_published_ratios();
 	test_prom();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

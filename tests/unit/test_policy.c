@@ -125,7 +125,7 @@ static void test_restart(void)
 	CHECK_EQ(cp_restart_decay(0xffffffffu, 10, 0xffffffffu, 1), 10);
 	CHECK_EQ(cp_restart_decay(100, 10, 5, 0), 10);	/* rto 0: floor */
 	CHECK_EQ(cp_restart_decay(100, 10, 0, 300), 100);
-	/* issue 2 test: idle of k RTOs (+ a fraction) gives max(IW, cwnd >> k) */
+	/* idle of k RTOs (+ a fraction) gives max(min(IW, cwnd), cwnd >> k) */
 	CHECK_EQ(cp_restart_cwnd(CP_DECAY, 64, 10, 1 * 450 + 225, 450), 32);
 	CHECK_EQ(cp_restart_cwnd(CP_DECAY, 64, 10, 2 * 450 + 225, 450), 16);
 	CHECK_EQ(cp_restart_cwnd(CP_DECAY, 64, 10, 3 * 450 + 225, 450), 10);
