@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Host unit tests for daemon/stats.c: percentiles, histogram edges, empty
- * input, the published ratios (McManus). Prints one line per failed check and ends with
- * "N passed, N failed".
+ * input, the published ratios (McManus). Prints one line per failed check
+ * and ends with "N passed, N failed".
  */
 #include <math.h>
 #include <stdio.h>
