@@ -17,7 +17,8 @@ from .state import DEFAULT_STATE_DIR, State
 
 
 def build_parser():
-    ap = argparse.ArgumentParser(prog="tcp-tune", description=tcp_tune.__doc__.split("\n\n")[0],
+    ap = argparse.ArgumentParser(prog="tcp-tune",
+                                 description=tcp_tune.__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--netns", metavar="NS", help="act inside network namespace NS")
     ap.add_argument("--dry-run", action="store_true",

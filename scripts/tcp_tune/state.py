@@ -91,7 +91,8 @@ class SavedState:
 
     @classmethod
     def from_json(cls, d):
-        known = {"version", "netns", "identity", "saved_at", "routes"} | set(cls.SECTIONS)
+        known = {"version", "netns", "identity", "saved_at", "routes",
+                 *cls.SECTIONS}
         return cls(version=d.get("version"), netns=d.get("netns"),
                    identity=Identity.from_json(d.get("identity")),
                    saved_at=d.get("saved_at"),
