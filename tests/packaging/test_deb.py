@@ -40,6 +40,9 @@ def test_deb_contents(debs, version):
         assert re.search(r"\./(usr/)?lib/systemd/system/oooprobed\.service\n", tools)
     if (TOP / "scripts" / "tcp-tune").exists():
         assert "./usr/sbin/tcp-tune" in tools
+        for p in (TOP / "scripts" / "tcp_tune").glob("*.py"):
+            assert "./usr/lib/tcp-cocktail/tcp_tune/%s\n" % p.name in tools
+        assert "__pycache__" not in tools
     if (TOP / "sysctl" / "90-tcp-cocktail.conf").exists():
         assert "./usr/lib/sysctl.d/90-tcp-cocktail.conf" in tools
     info = run(["dpkg-deb", "-f", str(debs["tcp-cocktail-dkms"]), "Depends"]).stdout
@@ -58,12 +61,15 @@ def test_dpkg_install_and_purge(debs, kver, version):
         done
         echo "@@ tools=$(dpkg -L tcp-cocktail-tools | tr '\n' ' ')"
         echo "@@ enabled=$(systemctl --root=/ is-enabled oooprobed.service 2>&1 || true)"
+        if [[ -x /usr/sbin/tcp-tune ]]; then
+            echo "@@ tcptune=$(cd / && /usr/sbin/tcp-tune --help | head -n 1)"
+        fi
         dpkg --purge tcp-cocktail-tools tcp-cocktail-dkms
         echo "@@ after=$(dkms status -m tcp-cocktail | wc -l)"
         for m in %(mods)s; do
             echo "@@ $m.after=$(modinfo -k %(k)s -F filename $m 2>/dev/null || echo gone)"
         done
-        echo "@@ left=$(ls -d /usr/src/tcp-cocktail-* /lib/systemd/system/oooprobed.service /usr/lib/systemd/system/oooprobed.service 2>/dev/null | wc -l)"
+        echo "@@ left=$(ls -d /usr/src/tcp-cocktail-* /usr/lib/tcp-cocktail /lib/systemd/system/oooprobed.service /usr/lib/systemd/system/oooprobed.service 2>/dev/null | wc -l)"
     ''' % {"dk": debs["tcp-cocktail-dkms"], "tools": debs["tcp-cocktail-tools"],
            "v": version, "k": kver, "mods": " ".join(MODULES)}).stdout
     kv = kv_lines(out)
@@ -74,4 +80,6 @@ def test_dpkg_install_and_purge(debs, kver, version):
     if (TOP / "daemon" / "oooprobed.c").exists():
         assert "/usr/sbin/oooprobed" in kv["tools"]
         assert kv["enabled"].strip() == "disabled", out
+    if (TOP / "scripts" / "tcp-tune").exists():
+        assert kv["tcptune"].startswith("usage: tcp-tune "), out
     assert kv["after"] == "0" and kv["left"] == "0", out

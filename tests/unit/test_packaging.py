@@ -68,6 +68,8 @@ def expected_files(kver, prefix="/usr/local"):
         exp.add(prefix + "/lib/systemd/system/oooprobed.service")
     if (TOP / "scripts" / "tcp-tune").exists():
         exp.add(prefix + "/sbin/tcp-tune")
+        for p in (TOP / "scripts" / "tcp_tune").glob("*.py"):
+            exp.add(prefix + "/lib/tcp-cocktail/tcp_tune/" + p.name)
     for p in (TOP / "sysctl" / "profiles").glob("*"):
         if p.is_file():
             exp.add(share + "/profiles/" + p.name)
@@ -93,6 +95,14 @@ def test_install_uninstall_destdir(tmp_path, built, kver):
     for f in files:
         if "/sbin/" in f:
             assert os.access(dest / f.lstrip("/"), os.X_OK), f
+    # The installed tcp-tune finds its package, from outside the checkout,
+    # and writes no __pycache__ install does not own.
+    tool = dest / "usr/local/sbin/tcp-tune"
+    if tool.exists():
+        p = subprocess.run([str(tool), "--help"], cwd=tmp_path, text=True,
+                           capture_output=True)
+        assert p.returncode == 0 and p.stdout.startswith("usage: tcp-tune"), p.stderr
+        assert tree(dest)[0] == files
     # No depmod output in a DESTDIR (it would not be in the manifest).
     assert not list(dest.glob("lib/modules/*/modules.dep"))
     # The manifest names every file install put there.

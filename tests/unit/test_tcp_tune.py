@@ -1,37 +1,26 @@
-"""Host unit tests for scripts/tcp-tune (no root): profile parsing, the
+"""Host unit tests for scripts/tcp-tune and its package scripts/tcp_tune
+(no root): profile parsing, the
 `ip -j route` parser and route reconstruction on real iproute2 output
 captured in the VM (tests/unit/data/, regenerate with capture-routes.sh),
 validation, and the plan of commands.  The kernel-facing behaviour is
 tested in tests/vm/test_tcp_tune.py."""
+import ast
 import copy
-import importlib.machinery
-import importlib.util
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+import tcp_tune as tt
+
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "tcp-tune"
 DATA = Path(__file__).resolve().parent / "data"
 PROFILES = REPO / "sysctl" / "profiles"
-
-
-def _load():
-    loader = importlib.machinery.SourceFileLoader("tcp_tune", str(SCRIPT))
-    spec = importlib.util.spec_from_loader("tcp_tune", loader)
-    mod = importlib.util.module_from_spec(spec)
-    keep, sys.dont_write_bytecode = sys.dont_write_bytecode, True
-    try:
-        loader.exec_module(mod)     # no scripts/__pycache__ next to the tool
-    finally:
-        sys.dont_write_bytecode = keep
-    return mod
-
-
-tt = _load()
+PACKAGE = REPO / "scripts" / "tcp_tune"
 
 
 def fixture_routes(fam, details=True):
@@ -45,9 +34,9 @@ def fixture_text(fam):
 
 def snapshot(target_is_init=False, can_write_global=True, netns="ns1", **over):
     """A snapshot as Host.snapshot() builds it, from the captured routes."""
-    snap = {
-        "netns": netns, "ns_label": " in namespace %s" % netns if netns else "",
-        "sysctl": {
+    snap = dict(
+        netns=netns, ns_label=" in namespace %s" % netns if netns else "",
+        sysctl={
             "net.ipv4.tcp_congestion_control": "cubic",
             "net.ipv4.tcp_available_congestion_control": "reno cubic",
             "net.ipv4.tcp_allowed_congestion_control": "reno cubic",
@@ -58,24 +47,24 @@ def snapshot(target_is_init=False, can_write_global=True, netns="ns1", **over):
             "net.ipv4.tcp_rmem": "4096 131072 6291456",
             "net.core.default_qdisc": "pfifo_fast",
         },
-        "global_sysctl": {
+        global_sysctl={
             "net.ipv4.tcp_congestion_control": "cubic",
             "net.ipv4.tcp_allowed_congestion_control": "reno cubic",
             "net.core.default_qdisc": "pfifo_fast",
         },
-        "available_cc": ["reno", "cubic"], "allowed_cc": ["reno", "cubic"],
-        "can_write_global": can_write_global, "target_is_init": target_is_init,
-        "routes": {4: tt.dedupe(fixture_routes(4)), 6: tt.dedupe(fixture_routes(6))},
-        "locks": {4: tt.locks_from_text(fixture_text(4), 4),
-                  6: tt.locks_from_text(fixture_text(6), 6)},
-        "modules": {},
-        "module_files": {"tcp_bbr": None, "sch_fq": None,
-                         "tcp_cocktail": "/src/kmod/tcp_cocktail.ko"},
-        "module_param_names": {"tcp_cocktail": {"iw", "restart", "auto_rtt_us",
-                                                "cwv", "pace_iw", "stats"}},
-    }
+        available_cc=["reno", "cubic"], allowed_cc=["reno", "cubic"],
+        can_write_global=can_write_global, target_is_init=target_is_init,
+        routes={4: tt.dedupe(fixture_routes(4)), 6: tt.dedupe(fixture_routes(6))},
+        locks={4: tt.locks_from_text(fixture_text(4), 4),
+               6: tt.locks_from_text(fixture_text(6), 6)},
+        modules={},
+        module_files={"tcp_bbr": None, "sch_fq": None,
+                      "tcp_cocktail": "/src/kmod/tcp_cocktail.ko"},
+        module_param_names={"tcp_cocktail": {"iw", "restart", "auto_rtt_us",
+                                             "cwv", "pace_iw", "stats"}},
+    )
     snap.update(over)
-    return snap
+    return tt.Snapshot(**snap)
 
 
 def host(netns="ns1"):
@@ -205,6 +194,8 @@ def test_profile_reports_every_error():
 
 def test_find_profile():
     assert tt.find_profile("no-ssr", str(SCRIPT)) == str(PROFILES / "no-ssr")
+    # without the launcher's path: the one next to the package
+    assert tt.find_profile("no-ssr") == str(PROFILES / "no-ssr")
     with pytest.raises(tt.TuneError, match="no profile named 'nope' \\(known: "
                        ".*cocktail.*no-ssr"):
         tt.find_profile("nope", str(SCRIPT))
@@ -578,24 +569,24 @@ def test_plan_route_cmd():
 
 def test_record_originals_keeps_the_first_original():
     snap = snapshot()
-    st = tt.new_state({"boot_id": "b", "netns_cookie": "1"}, "ns1")
+    st = tt.new_state(tt.Identity(boot_id="b", netns_cookie="1"), "ns1")
     a1, _ = tt.plan_profile(profile("net.ipv4.tcp_slow_start_after_idle = 0\n"
                                     "route dst 198.19.1.0/24 initcwnd 4"), snap, {})
     tt.record_originals(st, a1, snap)
-    orig_route = copy.deepcopy(st["routes"])
+    orig_route = copy.deepcopy(st.routes)
     # pretend the first change happened, then change again
     snap2 = copy.deepcopy(snap)
-    snap2["sysctl"]["net.ipv4.tcp_slow_start_after_idle"] = "0"
-    for r in snap2["routes"][4]:
+    snap2.sysctl["net.ipv4.tcp_slow_start_after_idle"] = "0"
+    for r in snap2.routes[4]:
         if r["dst"] == "198.19.1.0/24":
             r["metrics"][0]["initcwnd"] = 4
     a2, _ = tt.plan_profile(profile("net.ipv4.tcp_slow_start_after_idle = 1\n"
                                     "route dst 198.19.1.0/24 initcwnd 7"), snap2, {})
     assert len(a2) == 2
     tt.record_originals(st, a2, snap2)
-    assert st["sysctl"] == {"net.ipv4.tcp_slow_start_after_idle": "1"}
-    assert st["routes"] == orig_route
-    assert list(st["routes"].values())[0]["args"][-2:] == ["initrwnd", "40"]
+    assert st.sysctl == {"net.ipv4.tcp_slow_start_after_idle": "1"}
+    assert st.routes == orig_route
+    assert list(st.routes.values())[0].args[-2:] == ["initrwnd", "40"]
     # revert from the twice-changed system restores the first original
     acts, notes = tt.plan_revert(st, snap2, {})
     assert commands(acts) == [
@@ -606,11 +597,11 @@ def test_record_originals_keeps_the_first_original():
 
 def test_revert_refuses_when_a_saved_route_is_gone():
     snap = snapshot()
-    st = tt.new_state({}, "ns1")
+    st = tt.new_state(tt.Identity(), "ns1")
     a, _ = tt.plan_profile(profile("route dst 198.19.1.0/24 initcwnd 4"), snap, {})
     tt.record_originals(st, a, snap)
     gone = copy.deepcopy(snap)
-    gone["routes"][4] = [r for r in gone["routes"][4] if r["dst"] != "198.19.1.0/24"]
+    gone.routes[4] = [r for r in gone.routes[4] if r["dst"] != "198.19.1.0/24"]
     with pytest.raises(tt.TuneError, match="saved route IPv4 198.19.1.0/24 dev dummy0 "
                        "table main no longer exists .*--skip-missing"):
         tt.plan_revert(st, gone, {})
@@ -620,12 +611,12 @@ def test_revert_refuses_when_a_saved_route_is_gone():
 
 def test_revert_order_default_cc_before_allowed():
     snap = snapshot()
-    st = tt.new_state({}, "ns1")
-    st["sysctl"]["net.ipv4.tcp_congestion_control"] = "cubic"
-    st["global_sysctl"]["net.ipv4.tcp_allowed_congestion_control"] = "reno cubic"
+    st = tt.new_state(tt.Identity(), "ns1")
+    st.sysctl["net.ipv4.tcp_congestion_control"] = "cubic"
+    st.global_sysctl["net.ipv4.tcp_allowed_congestion_control"] = "reno cubic"
     now = copy.deepcopy(snap)
-    now["sysctl"]["net.ipv4.tcp_congestion_control"] = "bbr"
-    now["global_sysctl"]["net.ipv4.tcp_allowed_congestion_control"] = "reno cubic bbr"
+    now.sysctl["net.ipv4.tcp_congestion_control"] = "bbr"
+    now.global_sysctl["net.ipv4.tcp_allowed_congestion_control"] = "reno cubic bbr"
     acts, _ = tt.plan_revert(st, now, {})
     assert commands(acts) == [
         "ip netns exec ns1 sysctl -q -w net.ipv4.tcp_congestion_control=cubic",
@@ -635,13 +626,61 @@ def test_revert_order_default_cc_before_allowed():
 def test_state_file_is_written_atomically(tmp_path):
     st = tt.State(str(tmp_path / "s"), "ns1")
     assert st.load() is None
-    data = tt.new_state({"boot_id": "x", "netns_cookie": "7"}, "ns1")
+    data = tt.new_state(tt.Identity(boot_id="x", netns_cookie="7"), "ns1")
     st.save(data)
     assert st.file.endswith("netns-ns1.json")
-    assert st.load() == json.loads(json.dumps(data))
+    assert st.load() == data
+    assert json.loads(Path(st.file).read_text()) == json.loads(json.dumps(data.to_json()))
     assert [p.name for p in (tmp_path / "s").iterdir()] == ["netns-ns1.json"]
     st.remove()
     assert st.load() is None
+
+
+# A state file as tcp-tune wrote it before it was a package (format 1):
+# json.dump(..., indent=1, sort_keys=True) plus a newline.
+STATE_V1 = json.dumps({
+    "global_sysctl": {"net.core.default_qdisc": "pfifo_fast",
+                      "net.ipv4.tcp_allowed_congestion_control": "reno cubic"},
+    "identity": {"boot_id": "3f1c0e6a-5d2b-4c1e-9a7f-2b8d4e6f1a0c",
+                 "netns_cookie": "4097"},
+    "module_params": {"tcp_other": {"iw": "10", "restart": None}},
+    "modules_loaded": {"tcp_cocktail": "/src/kmod/tcp_cocktail.ko"},
+    "netns": "ns1",
+    "routes": {"4|main|unicast|198.19.1.0/24|0||0": {
+        "args": ["198.19.1.0/24", "table", "main", "proto", "boot", "scope", "link",
+                 "dev", "dummy0", "initrwnd", "40"],
+        "family": 4, "label": "IPv4 198.19.1.0/24 dev dummy0 table main"}},
+    "saved_at": "2026-01-02T03:04:05Z",
+    "sysctl": {"net.ipv4.tcp_congestion_control": "cubic"},
+    "version": 1}, indent=1, sort_keys=True) + "\n"
+
+
+def test_state_file_format_1_is_read_and_written_back_unchanged(tmp_path):
+    st = tt.State(str(tmp_path), "ns1")
+    Path(st.file).write_text(STATE_V1)
+    s = st.load()
+    assert s.identity == tt.Identity(boot_id="3f1c0e6a-5d2b-4c1e-9a7f-2b8d4e6f1a0c",
+                                     netns_cookie="4097")
+    assert s.netns == "ns1" and s.saved_at == "2026-01-02T03:04:05Z"
+    assert s.sysctl == {"net.ipv4.tcp_congestion_control": "cubic"}
+    assert s.global_sysctl["net.ipv4.tcp_allowed_congestion_control"] == "reno cubic"
+    assert s.modules_loaded == {"tcp_cocktail": "/src/kmod/tcp_cocktail.ko"}
+    assert s.module_params == {"tcp_other": {"iw": "10", "restart": None}}
+    assert s.routes == {"4|main|unicast|198.19.1.0/24|0||0": tt.SavedRoute(
+        family=4, args="198.19.1.0/24 table main proto boot scope link dev dummy0 "
+        "initrwnd 40".split(), label="IPv4 198.19.1.0/24 dev dummy0 table main")}
+    st.save(s)
+    assert Path(st.file).read_text() == STATE_V1
+    # keys this version does not know survive a load and save
+    d = json.loads(STATE_V1)
+    d["later"] = {"x": [1]}
+    Path(st.file).write_text(json.dumps(d))
+    st.save(st.load())
+    assert json.loads(Path(st.file).read_text()) == d
+    d["version"] = 2
+    Path(st.file).write_text(json.dumps(d))
+    with pytest.raises(tt.TuneError, match="has unknown version 2"):
+        st.load()
 
 
 # ------------------------------------------------------------ transaction
@@ -679,13 +718,46 @@ def run(*args):
                           capture_output=True, text=True)
 
 
-def test_cli_is_a_single_stdlib_file():
+def _imports(path):
+    """Top-level names of the modules a file imports (relative: "")."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            names.add("" if node.level else node.module.split(".")[0])
+    return names
+
+
+def test_cli_is_a_launcher_and_a_stdlib_package():
     src = SCRIPT.read_text()
     assert src.startswith("#!/usr/bin/env python3\n")
     assert SCRIPT.stat().st_mode & 0o111
-    imports = {ln.split()[1].split(".")[0] for ln in src.splitlines()
-               if ln.startswith(("import ", "from "))}
-    assert imports <= set(sys.stdlib_module_names)
+    assert len(src.splitlines()) <= 20
+    assert _imports(SCRIPT) <= set(sys.stdlib_module_names) | {"tcp_tune"}
+    modules = sorted(PACKAGE.glob("*.py"))
+    assert len(modules) > 1
+    for m in modules:
+        assert _imports(m) <= set(sys.stdlib_module_names) | {"tcp_tune", ""}, m.name
+
+
+def test_installed_layout_runs_outside_the_checkout(tmp_path):
+    """Installed, the launcher is in $PREFIX/sbin and the package in
+    $PREFIX/lib/tcp-cocktail/tcp_tune; no __pycache__ is written there."""
+    sbin, lib = tmp_path / "sbin", tmp_path / "lib" / "tcp-cocktail"
+    sbin.mkdir()
+    shutil.copy2(SCRIPT, sbin / "tcp-tune")
+    shutil.copytree(PACKAGE, lib / "tcp_tune",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    p = subprocess.run([str(sbin / "tcp-tune"), "--help"], cwd="/",
+                       capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("usage: tcp-tune ")
+    assert p.stdout == run("--help").stdout
+    p = subprocess.run([str(sbin / "tcp-tune"), "--dry-run", "route", "--default",
+                        "initcwnd", "0"], cwd="/", capture_output=True, text=True)
+    assert p.returncode == 2 and "out of range 1..1024" in p.stderr
+    assert not list(tmp_path.rglob("__pycache__"))
 
 
 def test_cli_validation_errors_exit_2_before_touching_anything():
