@@ -276,7 +276,8 @@ def main(argv=None):
     ap.add_argument("--resume", action="store_true",
                     help="continue an interrupted run: keep runs.csv's "
                     "rows and run only the missing (cell, repetition) "
-                    "pairs; the options must be the interrupted run's")
+                    "pairs; the options must be the interrupted run's "
+                    "(an interrupted --append run cannot be resumed)")
     ap.add_argument("--trace", action="store_true",
                     help="record the module's tracepoints (restart, "
                     "pace_end) into trace.txt and restarts.csv")
@@ -328,6 +329,12 @@ def run_one(name, args):
     resumed = None
     if args.resume:
         resumed = progress.check_options(outdir / "meta.json", ctx.options)
+        if resumed.get("earlier_runs"):
+            # its repetitions continue the earlier runs' numbering, which
+            # the keys of the kept rows cannot tell apart
+            raise SystemExit("bench/run --resume: %s is an --append run; "
+                             "resuming one is not supported" %
+                             (outdir / "meta.json"))
         if (outdir / "runs.csv").exists():
             ctx.old = table.read_csv(outdir / "runs.csv")
         ctx.resume = progress.Resume(ctx.old, mod.RESUME_KEY)
@@ -359,8 +366,6 @@ def run_one(name, args):
         # the tree and start of the run that was interrupted
         m["resumed_from"] = {k: resumed.get(k) for k in (
             "git_commit", "git_dirty", "started_utc")}
-        if resumed.get("earlier_runs"):
-            m["earlier_runs"] = resumed["earlier_runs"]
     elif ctx.earlier:
         m["earlier_runs"] = ctx.earlier
     meta.write(outdir / "meta.json", m)

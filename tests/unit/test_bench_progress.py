@@ -225,6 +225,22 @@ def test_resume_runs_only_the_missing_pairs_in_order(tmp_path, monkeypatch,
     assert "bench/run fakegrid --out " in readme and "| c | 1 |" in readme
 
 
+def test_an_appending_run_is_not_resumed(tmp_path, monkeypatch):
+    log = []
+    monkeypatch.setitem(sys.modules, "bench.scenarios.fakegrid",
+                        _scenario(log))
+    runner.run_one("fakegrid", _args(tmp_path))
+    monkeypatch.setitem(sys.modules, "bench.scenarios.fakegrid",
+                        _scenario(log, stop=8))
+    with pytest.raises(KeyboardInterrupt):
+        runner.run_one("fakegrid", _args(tmp_path, append=True))
+    assert "earlier_runs" in json.loads(
+        (tmp_path / "out" / "meta.json").read_text())
+    with pytest.raises(SystemExit) as e:
+        runner.run_one("fakegrid", _args(tmp_path, resume=True))
+    assert "--append run" in str(e.value) and len(log) == 8
+
+
 def test_a_run_without_resume_starts_over(tmp_path, monkeypatch):
     log = []
     monkeypatch.setitem(sys.modules, "bench.scenarios.fakegrid",
