@@ -111,7 +111,7 @@ def setup_modules():
                              policies.KO)
         netns.sh("insmod %s" % policies.KO)
     allowed = netns.sh("sysctl -n net.ipv4.tcp_allowed_congestion_control"
-                       ).stdout.split()
+                       ).split()
     for cc in ("bbr", "cocktail"):
         if cc not in allowed:
             allowed.append(cc)
