@@ -64,7 +64,7 @@ vmcheck: deps-if-missing all
 check: unit pkgcheck vmcheck vm-install-check
 
 demo: deps-if-missing all
-	scripts/vm-run bench/demo
+	bench/run demo
 
 deps:
 	scripts/deps

@@ -48,8 +48,23 @@ CWV_VARIANTS = [Policy("cocktail-%s-cwv%d" % (r, c), "cocktail", 1,
 # else pace): run when asked for with --only policy=cocktail-queue
 QUEUE = [Policy("cocktail-queue", "cocktail", 1, "cocktail restart=queue",
                 {"restart": "queue", "cwv": 1})]
-KNOWN = ALL + CWV_VARIANTS + QUEUE
+# the demo's link (bench/scenarios/demo.py, pacerate.py) runs the module
+# with cwv=0 (growth while application-limited): every restart policy
+# with cwv=0
+DEMO_CWV0 = [Policy("cocktail-%s-cwv0" % r, "cocktail", 1,
+                    "cocktail restart=%s cwv=0" % r, {"restart": r, "cwv": 0})
+             for r in ("ssr", "decay", "pace")]
+KNOWN = ALL + CWV_VARIANTS + QUEUE + DEMO_CWV0
 BY_NAME = {p.name: p for p in KNOWN}
+# the paced restart at each pace_rate, cwv=0 and 1 (pacerate): applied
+# only by writing the module's parameters, the demo's way, since
+# tcp-tune's profiles do not set pace_rate; so not in KNOWN (apply())
+PACE_RATES = [Policy("cocktail-pace-%s-cwv%d" % (rate, c), "cocktail", 1,
+                     "cocktail restart=pace pace_rate=%s cwv=%d" % (rate, c),
+                     {"restart": "pace", "pace_rate": rate, "cwv": c})
+              for c in (0, 1) for rate in ("delivery", "window", "max")]
+# every policy by name, whichever way it is applied
+EVERY = dict(BY_NAME, **{p.name: p for p in PACE_RATES})
 BASELINE = "linux-default"
 
 

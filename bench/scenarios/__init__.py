@@ -1,0 +1,29 @@
+"""The bench's scenarios: the one list bench/run, bench/lib/runner.py,
+bench/bench.mk and the tests ask.
+
+Each scenario is a module bench/scenarios/<name>.py with
+`run(ctx) -> rows` (measures; inside the VM, as root) and
+`report(ctx, rows)` (writes table.md and plots from runs.csv's rows).
+
+    python3 -m bench.scenarios          every scenario, one per line
+    python3 -m bench.scenarios suite    the ones `make bench` runs
+
+This file imports nothing beyond the standard library: bench/run and make
+read it with any python3, before the venv exists.
+"""
+# name -> what it measures, in the order `make bench` runs them
+SCENARIOS = {
+    "restart": "burst after idle on a shared bottleneck, per policy",
+    "iw": "initial window: route initcwnd vs the module's iw",
+    "keepalive": "keep-alive web and gRPC-like request series",
+    "phttp": "persistent HTTP: page retrieval times",
+    "overhead": "CPU cost: iperf3 throughput over an unshaped path",
+    "ooo": "out-of-order holds measured by tcp_oooprobe",
+    "demo": "make demo: restart policies side by side on one link",
+    "pacerate": "the paced restart at each pace_rate (demo's link)",
+}
+# `make bench` / `make bench-quick`: the grids (demo has its own target,
+# pacerate is a study of one parameter)
+SUITE = ("restart", "iw", "keepalive", "phttp", "overhead", "ooo")
+NAMES = tuple(SCENARIOS)
+

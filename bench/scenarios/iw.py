@@ -21,6 +21,7 @@ from bench.lib import (netns, order, plot, policies, published, stats, table,
 
 PAGE = 34 * 1024
 PORT = 5002
+RESUME_KEY = ("rtt_ms", "variant", "rep")
 RATE = "10mbit"
 
 
@@ -125,8 +126,14 @@ def run(ctx):
         variants = [v for v in variants if v.name in names]
     netns.sh("modprobe tcp_bbr", check=False)
     rows = []
-    for rtt in g["rtts"]:
-        if "rtt_ms" in ctx.only and str(rtt) not in ctx.only["rtt_ms"]:
+    rtts = [rtt for rtt in g["rtts"] if "rtt_ms" not in ctx.only or
+            str(rtt) in ctx.only["rtt_ms"]]
+    ctx.grid(len(rtts) * ctx.reps * len(variants))
+    for rtt in rtts:
+        todo = [(rep, v) for rep in range(ctx.reps)
+                for v in order.for_rep(variants, rep)
+                if not ctx.skip(variant=v.name, rtt_ms=rtt, rep=rep)]
+        if not todo:
             continue
         topo = netns.topo(rtt=rtt, rate=RATE, limit=100)
         topo.up()
@@ -146,18 +153,18 @@ def run(ctx):
             block = []
             with netns.netlab.Capture(topo.capture_ns, topo.capture_dev,
                                       pcap, "tcp port %d" % PORT) as cap:
-                for rep in range(ctx.reps):
-                    for v in order.for_rep(variants, rep):
-                        row = {"rtt_ms": rtt, "variant": v.name,
-                               "policy": v.name, "iw": IW_OF[v.name],
-                               "rep": rep}
-                        try:
-                            row.update(fetch(topo, lst, v))
-                        except (OSError, RuntimeError, TimeoutError) as e:
-                            row["error"] = "%s: %s" % (type(e).__name__, e)
-                        block.append(row)
-                        ctx.log("rtt %d %-20s %s s" % (rtt, v.name,
-                                                        row.get("seconds")))
+                for rep, v in todo:
+                    row = {"rtt_ms": rtt, "variant": v.name,
+                           "policy": v.name, "iw": IW_OF[v.name],
+                           "rep": rep}
+                    try:
+                        row.update(fetch(topo, lst, v))
+                    except (OSError, RuntimeError, TimeoutError) as e:
+                        row["error"] = "%s: %s" % (type(e).__name__, e)
+                    block.append(row)
+                    ctx.log("rtt %d %-20s %s s" % (rtt, v.name,
+                                                    row.get("seconds")))
+                    ctx.tick()
             lst.close()
             _flights(block, cap.packets(), topo.server_addr, rtt)
             rows += block

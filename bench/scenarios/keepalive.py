@@ -55,6 +55,10 @@ BULK_JOBS = 9
 # --jobs of a full run: the nine web cells of an RTT at once (ten at
 # 200 ms, with the gRPC-like cell)
 FULL_JOBS = 10
+# one connection: a cell, the server, the policy, the repetition (its
+# rows are its requests)
+RESUME_KEY = ("kind", "rtt_ms", "compete", "size_kb", "think_s", "server",
+              "policy", "rep")
 
 
 def cells(g, only=None):
@@ -327,7 +331,16 @@ def run(ctx):
     pols = policies.available(ctx.only.get("policy"), log=ctx.note)
     servers = _servers(ctx, g)
     rows = []
-    for lane in lanes(g, ctx.only, ctx.jobs):
+    all_lanes = list(lanes(g, ctx.only, ctx.jobs))
+
+    def conns(cell, pol):
+        """The servers POL's connections on CELL go to (as Site and the
+        loop below choose them)."""
+        return [x for x in servers if (x == "bench" or cell[4] == "web")
+                and (x != "nginx" or pol.name in NGINX_POLICIES)]
+    ctx.grid(ctx.reps * sum(len(conns(c, p)) for lane in all_lanes
+                            for c in lane for p in pols))
+    for lane in all_lanes:
         sites = parallel.build(
             lambda c: Site(ctx, c, servers, _nginx_files(g)), lane,
             Site.close)
@@ -339,20 +352,38 @@ def run(ctx):
             for rep in range(ctx.reps):
                 # a Williams design: every policy follows every other
                 for pol in order.for_rep(pols, rep):
+                    # --resume: connections whose rows are kept do not
+                    # run; a batch with some runs whole (same load), and
+                    # only the missing connections' rows are added
+                    kept = {server: [ctx.done(**_conn_key(
+                        x.cell, server, pol, rep)) for x in sites
+                        if server in x.servers] for server in servers
+                        if server != "nginx" or pol.name in NGINX_POLICIES}
+                    if all(all(k) for k in kept.values()):
+                        ctx.skipped(sum(len(k) for k in kept.values()))
+                        continue
                     params = policies.apply(pol, [x.s for x in sites], jobs=4)
                     base = {"rep": rep, "params": params}
-                    for server in servers:
-                        if server == "nginx" and \
-                                pol.name not in NGINX_POLICIES:
+                    for server in kept:
+                        ctx.skipped(sum(kept[server]))
+                        if all(kept[server]):
                             continue
                         got = _batch(sites, server, pol, g["reqs"], base)
+                        got = [r for r in got if not ctx.done(**r)]
                         _log(ctx, got)
                         rows += got
+                        ctx.tick(len(kept[server]) - sum(kept[server]))
                 ctx.save(rows)
         finally:
             policies.revert([x.s for x in sites])
             parallel.close_all(Site.close, sites)
     return rows
+
+
+def _conn_key(cell, server, pol, rep):
+    rtt, comp, size, think, kind = cell
+    return dict(kind=kind, rtt_ms=rtt, compete=comp, size_kb=size,
+                think_s=think, server=server, policy=pol.name, rep=rep)
 
 
 def _key(r):

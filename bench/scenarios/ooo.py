@@ -43,6 +43,7 @@ DAEMON = REPO / "daemon" / "oooprobed"
 KO = REPO / "kmod" / "tcp_oooprobe.ko"
 PARAMS = Path("/sys/module/tcp_oooprobe/parameters")
 PORT = 5006
+RESUME_KEY = ("setting", "rep")
 RATE = "20mbit"
 LIMIT = 170                     # one BDP at 100 ms, 20 Mbit/s
 WORKERS = 6
@@ -435,9 +436,12 @@ def run(ctx):
         "sender": "kernel default (CUBIC), Nagle on; receiver: Linux "
                   "defaults (SACK on, delayed ACKs)"}
     rows = []
+    ctx.grid(ctx.reps * len(settings))
     try:
         for rep in range(ctx.reps):
             for setting in settings:
+                if ctx.skip(setting=setting, rep=rep):
+                    continue
                 try:
                     row, holds = one_run(ctx, probe, setting, rep, nflows,
                                          tmp)
@@ -451,6 +455,7 @@ def run(ctx):
                 holds_all += holds
                 write_holds(hpath, holds_all)
                 ctx.save(rows)
+                ctx.tick()
                 if "error" not in row:
                     ctx.log("%s rep %d: %d flows, %d with reordering, %d "
                             "held segments, median hold %s ms, %.0f s" % (

@@ -13,6 +13,7 @@ from bench.lib import netns, order, plot, policies, stats, table
 FULL = dict(rounds=5, secs=5)
 QUICK = dict(rounds=1, secs=2)
 PORT = 5201
+RESUME_KEY = ("variant", "round")
 OOO_KO = netns.REPO / "kmod" / "tcp_oooprobe.ko"
 
 
@@ -62,6 +63,7 @@ def run(ctx):
             "kmod/tcp_oooprobe.ko not built" if not OOO_KO.exists()
             else "tcp_oooprobe already loaded by someone else"))
     rows = []
+    ctx.grid(ctx.reps * len(variants))
     topo = netns.topo(rtt=0, rate="100gbit", limit=10000)
     topo.up()
     try:
@@ -69,6 +71,8 @@ def run(ctx):
         for rnd in range(ctx.reps):
             for pol, ooo in order.for_rep(variants, rnd):
                 name = pol.name + ("+oooprobe" if ooo else "")
+                if ctx.skip(variant=name, round=rnd):
+                    continue
                 row = {"variant": name, "policy": pol.name, "oooprobe": ooo,
                        "round": rnd, "cc": pol.cc}
                 try:
@@ -84,6 +88,7 @@ def run(ctx):
                         netns.sh("rmmod tcp_oooprobe", check=False)
                 rows.append(row)
                 ctx.log("%-24s %s Mbit/s" % (name, row.get("mbit_s")))
+                ctx.tick()
                 time.sleep(0.5)
             ctx.save(rows)
     finally:

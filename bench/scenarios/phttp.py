@@ -29,6 +29,9 @@ from bench.lib import (netns, nginx, plot, policies, published, stats,
 DOCS = [6651, 3883, 1866]
 PORT = 5004
 NGINX_PORT = 8080
+# a (link, server variant) cell with all its repetitions (one client
+# thread fetches them in a row)
+RESUME_KEY = ("link", "variant")
 LINKS = {"lan": dict(rtt=0, rate="10mbit"), "wan90": dict(rtt=90,
                                                            rate="10mbit")}
 # (name, persistent, headers separate, nagle, policy, module params)
@@ -121,7 +124,12 @@ def run(ctx):
             ctx.extra["nginx"] = {"version": nginx.version(),
                                   "config": nginx.CONF.strip()}
     rows = []
+    ctx.grid(len(g["links"]) * len(variants))
     for link in g["links"]:
+        todo = [v for v in variants
+                if not ctx.skip(link=link, variant=_label(v))]
+        if not todo:
+            continue
         topo = netns.topo(limit=1000, **LINKS[link])
         topo.up()
         web = None
@@ -130,12 +138,13 @@ def run(ctx):
             ctx.tc.append({"link": link, "netem_topo": topo.args(),
                            "tc": topo.info["tc"]})
             lst = traffic.Listener(topo.server, topo.server_addr, PORT)
-            if any(v[0].startswith("nginx") for v in variants):
+            if any(v[0].startswith("nginx") for v in todo):
                 web = nginx.Nginx(topo.server, topo.server_addr, NGINX_PORT,
                                   {"%d" % i: n for i, n in enumerate(DOCS)}
                                   ).start(topo)
-            for v in variants:
+            for v in todo:
                 rows += _variant(ctx, topo, lst, link, v)
+                ctx.tick()
             lst.close()
             ctx.save(rows)
         finally:
@@ -146,12 +155,18 @@ def run(ctx):
     return rows
 
 
+def _label(variant):
+    """A server variant's name in runs.csv's `variant` column."""
+    name, _, _, _, pname, params = variant
+    return "%s %s" % (name, pname) + (" iw=%s" % params["iw"] if params
+                                      else "")
+
+
 def _variant(ctx, topo, lst, link, variant):
     """Rows of one server variant on LINK (or one error row)."""
     name, pers, split, nagle, pname, params = variant
     pol = policies.BY_NAME[pname]
-    label = "%s %s" % (name, pname) + (
-        " iw=%s" % params["iw"] if params else "")
+    label = _label(variant)
     base = {"link": link, "variant": label, "server": name, "policy": pname}
     is_nginx = name.startswith("nginx")
     stop = threading.Event()

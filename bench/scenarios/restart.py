@@ -63,6 +63,7 @@ PARALLEL_MAX_KBIT = 10000
 # --jobs of a full run: all 16 chan2m cells at once
 FULL_JOBS = 16
 PORT = 5001
+RESUME_KEY = ("profile", "queue", "delay_ms", "burst", "policy", "rep")
 
 
 def ideal_s(p, delay_ms, burst, mss):
@@ -238,12 +239,23 @@ def run(ctx):
     rows = []
     # with --append, batches and repetitions continue the earlier run's
     # numbering (auto_choices groups a batch's rows by `order`)
+    # (--resume: the repetitions are the interrupted run's)
     old_order = [int(r["order"]) for r in ctx.old
                  if r.get("order") is not None]
-    old_rep = [int(r["rep"]) for r in ctx.old if r.get("rep") is not None]
+    old_rep = [int(r["rep"]) for r in ctx.old if r.get("rep") is not None
+               and not ctx.resuming]
     batch_no = itertools.count(max(old_order, default=-1) + 1)
     rep0 = max(old_rep, default=-1) + 1
-    for lane in _lanes(ctx):
+    lanes = list(_lanes(ctx))
+    ctx.grid(ctx.reps * len(pols) * sum(len(c[3]) for lane in lanes
+                                        for c in lane))
+    for lane in lanes:
+        keys = [dict(profile=c[0], queue=c[1], delay_ms=c[2], burst=b,
+                     policy=p.name, rep=rep0 + rep) for c in lane
+                for b in c[3] for p in pols for rep in range(ctx.reps)]
+        if all(ctx.done(**k) for k in keys):
+            ctx.skipped(len(keys))     # --resume: the lane is complete
+            continue
         cells = parallel.build(lambda c: Cell(ctx, *c), lane, Cell.close)
         try:
             s1s = [c.s1 for c in cells]
@@ -253,20 +265,33 @@ def run(ctx):
             for rep in range(ctx.reps):
                 # a Williams design: every policy follows every other
                 for pol in order.for_rep(pols, rep0 + rep):
-                    if applied != pol.name:
-                        t = time.monotonic()
-                        params = policies.apply(pol, s1s, jobs=4)
-                        applied = pol.name
-                        ctx.log("%s applied in %d namespace(s) in %.0f s" % (
-                            pol.name, len(s1s), time.monotonic() - t))
                     for burst in dict.fromkeys(
                             b for c in cells for b in c.bursts):
                         batch = [c for c in cells if burst in c.bursts]
+                        # --resume: a batch whose rows are all kept does
+                        # not run; one with some runs whole (same load),
+                        # and only its missing rows are added
+                        kept = [ctx.skip(profile=c.prof, queue=c.q,
+                                         delay_ms=c.d, burst=burst,
+                                         policy=pol.name, rep=rep0 + rep)
+                                for c in batch]
+                        if all(kept):
+                            continue
+                        if applied != pol.name:
+                            t = time.monotonic()
+                            params = policies.apply(pol, s1s, jobs=4)
+                            applied = pol.name
+                            ctx.log("%s applied in %d namespace(s) in %.0f "
+                                    "s" % (pol.name, len(s1s),
+                                           time.monotonic() - t))
                         base = {"burst": burst, "policy": pol.name,
                                 "rep": rep0 + rep, "order": next(batch_no)}
-                        for row in _batch(batch, pol, burst, params,
-                                          base):
+                        for row, k in zip(_batch(batch, pol, burst, params,
+                                                 base), kept):
+                            if k:
+                                continue
                             rows.append(row)
+                            ctx.tick()
                             ctx.log("%s %s d=%d b=%d %-14s %s s (ideal %s) "
                                     "rtx %s wall %s cpu %s" % (
                                         row["profile"], row["queue"],

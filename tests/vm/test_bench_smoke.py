@@ -1,7 +1,9 @@
-"""VM smoke test of the bench: every scenario, in a trimmed --quick
---reps 1 form, produces well-formed outputs (runs.csv with the scenario's
-columns and measured values, table.md with a table, PNG plots, meta.json
-with kernel/commit/tc).  Asserts the machinery, never timings."""
+"""VM smoke test of the bench: every scenario of the registry
+(bench/scenarios/__init__.py), in a trimmed --quick --reps 1 form,
+produces well-formed outputs (runs.csv with the scenario's columns and
+measured values, table.md with a table, PNG plots, meta.json with
+kernel/commit/tc, README.md with the command).  Asserts the machinery,
+never timings."""
 import csv
 import json
 import os
@@ -10,6 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from bench.scenarios import NAMES
 
 REPO = Path(__file__).resolve().parents[2]
 OUT = REPO / "build" / "vm" / "bench-smoke"
@@ -27,7 +31,11 @@ CASES = {
     "phttp": ("server=phttp-split-nagle,server=nginx-keepalive,"
               "policy=linux-default", ["ms"]),
     "overhead": ("policy=linux-default", ["mbit_s"]),
+    "demo": ("variant=linux-default,variant=cocktail-auto-cwv0",
+             ["completion_s", "burst_retrans", "cwnd_before", "srtt_us"]),
 }
+# scenarios with outputs of their own shape: a test each below
+DEDICATED = ("ooo", "pacerate")
 
 
 EXTRA_ARGS = {"restart": ["--jobs", "2", "--trace"],
@@ -47,7 +55,12 @@ def run_scenario(name, only):
     return out
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_scenario_is_smoke_tested():
+    assert set(CASES) | set(DEDICATED) == set(NAMES), \
+        "a scenario of the registry without a smoke case"
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if n not in DEDICATED])
 def test_scenario_outputs(name):
     if name == "iw" and not (REPO / "scripts" / "tcp-tune").exists():
         pytest.skip("scripts/tcp-tune has not landed")
@@ -72,6 +85,10 @@ def test_scenario_outputs(name):
     assert meta["scenario"] == name and meta["kernel"] == os.uname().release
     assert meta["git_commit"] and meta["tc"], meta
     assert meta["runs"] == len(rows)
+    assert meta["options"]["reps"] == 1 and meta["options"]["quick"]
+    readme = (out / "README.md").read_text()
+    assert "bench/run %s --quick --reps 1" % name in readme
+    assert md.rstrip("\n").splitlines()[-1] in readme
 
 
 def test_restart_rows_are_consistent():
@@ -197,6 +214,53 @@ def test_ooo_outputs():
     assert meta["oooprobe"]["params"]["flows"] == "all"
     assert Path("/sys/module/tcp_oooprobe").exists() == loaded, \
         "the scenario changed whether tcp_oooprobe is loaded"
+
+
+def test_demo_rows():
+    """demo: every row ran with the congestion control of its policy (the
+    scenario checks it with the connection's tcp_info), policies in the
+    order asked, the link's facts in meta.json."""
+    path = OUT / "demo" / "runs.csv"
+    if not path.exists():
+        pytest.skip("demo smoke run did not produce runs.csv")
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert rows[0]["variant"] == "linux-default"
+    for r in rows:
+        assert r["cc"] == {"linux-default": "cubic",
+                           "cocktail-auto-cwv0": "cocktail"}[r["variant"]]
+        assert int(r["bytes"]) == 100 * int(r["mss"])
+    meta = json.loads((OUT / "demo" / "meta.json").read_text())
+    assert meta["rate_bps"] == 10000000 and meta["limit"] == 100
+    assert meta["cocktail_params"] == {} or \
+        meta["cocktail_params"]["iw"] == "10"
+    md = (OUT / "demo" / "table.md").read_text()
+    assert "| x linux-default |" in md and "1 runs per variant" in md
+
+
+def test_pacerate_outputs():
+    """pacerate --only setting=small: one setting's rows, its table and
+    plot in small/, its link's facts in small/meta.json."""
+    if not (REPO / "kmod" / "tcp_cocktail.ko").exists():
+        pytest.skip("kmod/tcp_cocktail.ko not built")
+    out = run_scenario("pacerate", "setting=small")
+    with open(out / "runs.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert {r["setting"] for r in rows} == {"small"}
+    assert [r["variant"] for r in rows] == [
+        "cocktail-ssr-cwv0", "cocktail-keep-cwv0",
+        "cocktail-pace-delivery-cwv0", "cocktail-pace-window-cwv0",
+        "cocktail-pace-max-cwv0"]
+    assert all(r["cc"] == "cocktail" and float(r["completion_s"]) > 0.2
+               for r in rows)
+    md = (out / "small" / "table.md").read_text()
+    assert "drop-tail 20 packets, warm-up 1 fetches of 1000 segments" in md
+    assert (out / "small" / "demo.png").read_bytes()[:8] == PNG
+    sm = json.loads((out / "small" / "meta.json").read_text())
+    assert sm["limit"] == 20 and sm["cocktail_params"]["cwv"] == "0"
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["scenario"] == "pacerate" and meta["runs"] == 5
+    assert "## small:" in (out / "README.md").read_text()
 
 
 def test_bad_arguments_are_refused():
