@@ -39,20 +39,21 @@
  * that nests in another kprobe handler on the same CPU, and a skipped close
  * leaked its flow. At TCP_CLOSE the socket is already unhashed (local port
  * 0), so a flow keeps the local port it had when it was opened. A socket
- * first seen with out-of-order data (established before the module was
- * loaded) opens a flow flagged PARTIAL. Ranges still held at close count as
- * discarded.
+ * with no flow yet (e.g. established before the module was loaded) gets one
+ * at its first out-of-order segment, flagged PARTIAL. Ranges still held at
+ * close count as discarded.
  *
  * Times are CLOCK_MONOTONIC nanoseconds. With skb_time (the default) an
  * arrival time is the stack's receive stamp of the skb, so a segment that
  * waited in the socket backlog while the reader held the socket lock still
- * gets the time it reached the device. Without skb_time, or for an skb
- * without a usable stamp, it is the time TCP processed the segment.
+ * gets its arrival time. Without skb_time, or for an skb without a usable
+ * stamp, it is the time TCP processed the segment.
  *
- * Events go to the "events" multicast group only while it has a
- * subscriber. Each carries a module-wide number (EVENT_SEQ); an event lost
- * on the way (no memory, a subscriber's full receive buffer) keeps its
- * number, so a reader sees the gap, and is counted as dropped.
+ * Events go to the "events" multicast group; while it has no subscriber an
+ * event is only counted (unheard). Each event carries a module-wide number
+ * (EVENT_SEQ); one lost on the way (no memory, a subscriber's full receive
+ * buffer) keeps its number, so a reader sees the gap, and is counted as
+ * dropped.
  *
  * Concurrency: all handlers for one socket run serialized by the socket
  * lock (softirq with the bh lock held, or the owner's backlog processing),

@@ -13,6 +13,8 @@
 
 #include "ooo_ranges.h"
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 static unsigned int passed, failed;
 
 #define CHECK_EQ(got, want) check_eq((uint64_t)(got), (uint64_t)(want), \
@@ -72,8 +74,7 @@ static void set_free(struct ooo_ranges *rs)
 /* The set is exactly these n (seq, end, t_in) triples, in this order. */
 #define CHECK_SET(rs, ...) do {						\
 	const u64 want_[][3] = { __VA_ARGS__ };				\
-	check_set((rs), want_, sizeof(want_) / sizeof(want_[0]),	\
-		  __FILE__, __LINE__);					\
+	check_set((rs), want_, ARRAY_SIZE(want_), __FILE__, __LINE__);	\
 } while (0)
 
 static void check_set(const struct ooo_ranges *rs, const u64 (*want)[3],
@@ -144,7 +145,7 @@ static void test_empty(void)
 	CHECK_EQ(ooo_ranges_add(&rs, 100, 100, 1, grow), 0);
 	CHECK_EQ(ooo_ranges_add(&rs, 100, 50, 1, grow), 0);
 	CHECK_EQ(grow_calls, 0);
-	CHECK(rs.r == NULL);
+	CHECK(!rs.r);
 	/* the first range allocates the first array */
 	CHECK_EQ(ooo_ranges_add(&rs, 100, 200, 7, grow), 1);
 	CHECK_EQ(grow_calls, 1);
@@ -571,8 +572,8 @@ static void random_run(const struct random_shape *sh, u32 base, u32 max,
 		 */
 		lo = rcv - 2 * sh->seg_max;
 		hi = rcv + sh->window + 2 * sh->seg_max;
-		if (hi > MODEL_BYTES || model_next_id + sh->seg_max >=
-		    sizeof(model_t) / sizeof(model_t[0]))
+		if (hi > MODEL_BYTES ||
+		    model_next_id + sh->seg_max >= ARRAY_SIZE(model_t))
 			break;
 		if (kind < 6) {
 			/* out of order: seq beyond rcv_nxt */
@@ -643,8 +644,8 @@ static void test_random(void)
 	struct random_totals tot = { 0 }, small = { 0 };
 	u32 b, m, seed = 0;
 
-	for (b = 0; b < sizeof(bases) / sizeof(bases[0]); b++) {
-		for (m = 0; m < sizeof(maxes) / sizeof(maxes[0]); m++)
+	for (b = 0; b < ARRAY_SIZE(bases); b++) {
+		for (m = 0; m < ARRAY_SIZE(maxes); m++)
 			random_run(&wide, bases[b], maxes[m], 3000,
 				   0x9e3779b97f4a7c15ull * ++seed,
 				   maxes[m] < 16 ? &small : &tot);
