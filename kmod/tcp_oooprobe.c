@@ -3,25 +3,62 @@
  * tcp_oooprobe: how long do out-of-order TCP segments wait in the receive
  * side's out-of-order queue before the application can read them?
  *
- * A kretprobe on tcp_data_queue() (a local symbol; tcp_data_queue_ofo() and
- * tcp_ofo_queue() are inlined in distribution kernels) sees every data
- * segment a socket queues. At entry, a segment beyond rcv_nxt is recorded as
- * a sequence range with its arrival time. At return, every recorded range
- * at or below the new rcv_nxt has been released to the reader and is
- * reported as a SEGMENT event. When tcp_data_queue is not in kallsyms, the
- * same logic runs on tcp_rcv_established() + tcp_rcv_state_process().
- * The sock:inet_sock_set_state tracepoint opens a flow at TCP_ESTABLISHED
- * and closes it (FLOW event, state freed) at TCP_CLOSE, which every full
- * socket passes through before it is destroyed. A tracepoint, not a kprobe
- * on tcp_set_state(): the kprobe layer skips a hit that nests in another
- * kprobe handler on the same CPU, and a skipped close leaked its flow.
- * At TCP_CLOSE the socket is already unhashed (local port 0), so a flow
- * keeps the local port it had when it was opened.
+ * Hooks. A kretprobe on tcp_data_queue() (a local symbol; tcp_data_queue_ofo()
+ * and tcp_ofo_queue() are inlined in distribution kernels) sees every data
+ * segment a socket queues. Its entry handler looks at the segment's seq
+ * against rcv_nxt:
+ * - beyond rcv_nxt: the segment is out of order. Its sequence range (less
+ *   a FIN's sequence number) is recorded with its arrival time, unless it
+ *   is empty, beyond the receive window (tcp_data_queue() drops it) or the
+ *   socket no longer receives. rcv_nxt cannot move for such a segment, so
+ *   the kretprobe instance is handed back at once.
+ * - at or below rcv_nxt, the out-of-order queue empty: nothing is held,
+ *   nothing to do (the fast path).
+ * - at or below rcv_nxt, segments held: the segment may fill a hole. Its
+ *   arrival time is kept in the kretprobe instance; at return, every
+ *   recorded range at or below the new rcv_nxt has been released to the
+ *   reader and is reported as a SEGMENT event, its time out being that
+ *   arrival time.
+ * When tcp_data_queue is not in kallsyms (or hook=rcv), the same handlers
+ * run on tcp_rcv_established() + tcp_rcv_state_process().
+ *
+ * Ranges (ooo_ranges.h). A flow's recorded ranges are a sorted array of
+ * disjoint sequence ranges. A segment adds only the parts not recorded yet,
+ * one range per gap, so a retransmission of held data keeps the first
+ * arrival time; adjacent ranges stay apart, one SEGMENT event each. Before
+ * a segment is recorded, the ranges the reader already has are discarded
+ * (the ofo queue was pruned, or the hole was filled on a path not probed).
+ * The array grows by doubling up to max_ranges; a segment that does not fit
+ * is recorded up to the last gap that fit, counted as a range overflow, and
+ * the flow is flagged RANGE_OVF.
+ *
+ * Flows. The sock:inet_sock_set_state tracepoint opens a flow at
+ * TCP_ESTABLISHED and closes it (FLOW event, state freed) at TCP_CLOSE,
+ * which every full socket passes through before it is destroyed. A
+ * tracepoint, not a kprobe on tcp_set_state(): the kprobe layer skips a hit
+ * that nests in another kprobe handler on the same CPU, and a skipped close
+ * leaked its flow. At TCP_CLOSE the socket is already unhashed (local port
+ * 0), so a flow keeps the local port it had when it was opened. A socket
+ * with no flow yet (e.g. established before the module was loaded) gets one
+ * at its first out-of-order segment, flagged PARTIAL. Ranges still held at
+ * close count as discarded.
+ *
+ * Times are CLOCK_MONOTONIC nanoseconds. With skb_time (the default) an
+ * arrival time is the stack's receive stamp of the skb, so a segment that
+ * waited in the socket backlog while the reader held the socket lock still
+ * gets its arrival time. Without skb_time, or for an skb without a usable
+ * stamp, it is the time TCP processed the segment.
+ *
+ * Events go to the "events" multicast group; while it has no subscriber an
+ * event is only counted (unheard). Each event carries a module-wide number
+ * (EVENT_SEQ); one lost on the way (no memory, a subscriber's full receive
+ * buffer) keeps its number, so a reader sees the gap, and is counted as
+ * dropped.
  *
  * Concurrency: all handlers for one socket run serialized by the socket
  * lock (softirq with the bh lock held, or the owner's backlog processing),
  * so a flow's ranges need no lock of their own. The flow table is an RCU
- * hash keyed by the socket pointer; writers take flow_lock.
+ * hash keyed by the socket pointer; writers take ooo_flow_lock.
  *
  * Cost when no flow has out-of-order data: the entry handler reads the
  * segment's seq, rcv_nxt and the root of the ofo rbtree and returns.
@@ -44,59 +81,65 @@
 #include <net/net_namespace.h>
 #include <net/tcp.h>
 
+#include "ooo_ranges.h"
 #include "tcp_oooprobe.h"
 
+/*
+ * 2^14 buckets of the flow table (128 KiB of list heads): a few flows per
+ * bucket at the default max_flows, one lookup per out-of-order segment.
+ */
 #define OOO_HASH_BITS	14
 
 /* ---- parameters and filter --------------------------------------------- */
 
 struct ooo_filter {
-	u16 ports[TCP_OOOPROBE_MAX_PORTS];
+	u16 ports[TCP_OOOPROBE_MAX_PORTS];	/* host byte order */
 	u8 nports;
 	u8 flows;		/* enum tcp_oooprobe_flows */
 	u64 netns;		/* inode or cookie, 0 = any */
 };
 
-static DEFINE_SEQLOCK(filter_lock);
-static struct ooo_filter filter;	/* guarded by filter_lock */
+static DEFINE_SEQLOCK(ooo_filter_lock);
+static struct ooo_filter ooo_filter_cur;	/* guarded by ooo_filter_lock */
 
-static unsigned int max_flows = 65536;
-module_param(max_flows, uint, 0444);
+static unsigned int ooo_max_flows = 65536;
+module_param_named(max_flows, ooo_max_flows, uint, 0444);
 MODULE_PARM_DESC(max_flows, "maximum number of flows tracked at once (1..1048576)");
 
-static unsigned int max_ranges = 4096;
-module_param(max_ranges, uint, 0444);
+/* 65536 ranges of 16 bytes: at most 1 MiB per flow, one krealloc. */
+static unsigned int ooo_max_ranges = 4096;
+module_param_named(max_ranges, ooo_max_ranges, uint, 0444);
 MODULE_PARM_DESC(max_ranges, "maximum out-of-order ranges recorded per flow (1..65536)");
 
-static bool skb_time = true;
-module_param(skb_time, bool, 0444);
+static bool ooo_skb_time = true;
+module_param_named(skb_time, ooo_skb_time, bool, 0444);
 MODULE_PARM_DESC(skb_time, "times are the segments' arrival at the device (enables rx timestamps) instead of their processing by TCP");
 
-static char hook[16] = "auto";
-module_param_string(hook, hook, sizeof(hook), 0444);
+static char ooo_hook[16] = "auto";
+module_param_string(hook, ooo_hook, sizeof(ooo_hook), 0444);
 MODULE_PARM_DESC(hook, "auto|data_queue|rcv: function(s) to probe");
 
-static void filter_read(struct ooo_filter *out)
+static void ooo_filter_read(struct ooo_filter *out)
 {
 	unsigned int seq;
 
 	do {
-		seq = read_seqbegin(&filter_lock);
-		*out = filter;
-	} while (read_seqretry(&filter_lock, seq));
+		seq = read_seqbegin(&ooo_filter_lock);
+		*out = ooo_filter_cur;
+	} while (read_seqretry(&ooo_filter_lock, seq));
 }
 
-static void filter_write(const struct ooo_filter *in)
+static void ooo_filter_write(const struct ooo_filter *in)
 {
 	unsigned long flags;
 
-	write_seqlock_irqsave(&filter_lock, flags);
-	filter = *in;
-	write_sequnlock_irqrestore(&filter_lock, flags);
+	write_seqlock_irqsave(&ooo_filter_lock, flags);
+	ooo_filter_cur = *in;
+	write_sequnlock_irqrestore(&ooo_filter_lock, flags);
 }
 
 /* "80,443" -> ports; "" or "any" -> no port filter. */
-static int parse_ports(const char *val, struct ooo_filter *f)
+static int ooo_parse_ports(const char *val, struct ooo_filter *f)
 {
 	char buf[128], *s, *tok;
 	u16 port;
@@ -117,25 +160,25 @@ static int parse_ports(const char *val, struct ooo_filter *f)
 	return 0;
 }
 
-static int ports_set(const char *val, const struct kernel_param *kp)
+static int ooo_param_ports_set(const char *val, const struct kernel_param *kp)
 {
 	struct ooo_filter f;
 	int err;
 
-	filter_read(&f);
-	err = parse_ports(val, &f);
+	ooo_filter_read(&f);
+	err = ooo_parse_ports(val, &f);
 	if (err)
 		return err;
-	filter_write(&f);
+	ooo_filter_write(&f);
 	return 0;
 }
 
-static int ports_get(char *buf, const struct kernel_param *kp)
+static int ooo_param_ports_get(char *buf, const struct kernel_param *kp)
 {
 	struct ooo_filter f;
 	int i, n = 0;
 
-	filter_read(&f);
+	ooo_filter_read(&f);
 	if (!f.nports)
 		return sysfs_emit(buf, "any\n");
 	for (i = 0; i < f.nports; i++)
@@ -143,81 +186,81 @@ static int ports_get(char *buf, const struct kernel_param *kp)
 	return n + sysfs_emit_at(buf, n, "\n");
 }
 
-static const struct kernel_param_ops ports_ops = {
-	.set = ports_set,
-	.get = ports_get,
+static const struct kernel_param_ops ooo_param_ports_ops = {
+	.set = ooo_param_ports_set,
+	.get = ooo_param_ports_get,
 };
-module_param_cb(ports, &ports_ops, NULL, 0644);
+module_param_cb(ports, &ooo_param_ports_ops, NULL, 0644);
 MODULE_PARM_DESC(ports, "report only flows with one of these local or remote ports, e.g. 80,443 (any: all)");
 
-static int netns_set(const char *val, const struct kernel_param *kp)
+static int ooo_param_netns_set(const char *val, const struct kernel_param *kp)
 {
 	struct ooo_filter f;
 	u64 v;
 
 	if (kstrtou64(val, 0, &v))
 		return -EINVAL;
-	filter_read(&f);
+	ooo_filter_read(&f);
 	f.netns = v;
-	filter_write(&f);
+	ooo_filter_write(&f);
 	return 0;
 }
 
-static int netns_get(char *buf, const struct kernel_param *kp)
+static int ooo_param_netns_get(char *buf, const struct kernel_param *kp)
 {
 	struct ooo_filter f;
 
-	filter_read(&f);
+	ooo_filter_read(&f);
 	return sysfs_emit(buf, "%llu\n", f.netns);
 }
 
-static const struct kernel_param_ops netns_ops = {
-	.set = netns_set,
-	.get = netns_get,
+static const struct kernel_param_ops ooo_param_netns_ops = {
+	.set = ooo_param_netns_set,
+	.get = ooo_param_netns_get,
 };
-module_param_cb(netns, &netns_ops, NULL, 0644);
+module_param_cb(netns, &ooo_param_netns_ops, NULL, 0644);
 MODULE_PARM_DESC(netns, "report only flows in this network namespace (inode or cookie; 0: all)");
 
-static int flows_set(const char *val, const struct kernel_param *kp)
+static int ooo_param_flows_set(const char *val, const struct kernel_param *kp)
 {
 	struct ooo_filter f;
 
-	filter_read(&f);
+	ooo_filter_read(&f);
 	if (sysfs_streq(val, "all"))
 		f.flows = TCP_OOOPROBE_FLOWS_ALL;
 	else if (sysfs_streq(val, "ooo"))
 		f.flows = TCP_OOOPROBE_FLOWS_OOO;
 	else
 		return -EINVAL;
-	filter_write(&f);
+	ooo_filter_write(&f);
 	return 0;
 }
 
-static int flows_get(char *buf, const struct kernel_param *kp)
+static int ooo_param_flows_get(char *buf, const struct kernel_param *kp)
 {
 	struct ooo_filter f;
 
-	filter_read(&f);
+	ooo_filter_read(&f);
 	return sysfs_emit(buf, "%s\n",
 			  f.flows == TCP_OOOPROBE_FLOWS_OOO ? "ooo" : "all");
 }
 
-static const struct kernel_param_ops flows_ops = {
-	.set = flows_set,
-	.get = flows_get,
+static const struct kernel_param_ops ooo_param_flows_ops = {
+	.set = ooo_param_flows_set,
+	.get = ooo_param_flows_get,
 };
-module_param_cb(flows, &flows_ops, NULL, 0644);
+module_param_cb(flows, &ooo_param_flows_ops, NULL, 0644);
 MODULE_PARM_DESC(flows, "all: a FLOW event for every flow; ooo: only for flows with out-of-order data");
 
 /* @lport: the flow's local port (the socket's is 0 once it is unhashed) */
-static bool filter_match(const struct sock *sk, u16 lport)
+static bool ooo_filter_match(const struct sock *sk, u16 lport)
 {
 	const struct net *net = sock_net(sk);
 	u16 rport = ntohs(inet_sk(sk)->inet_dport);
 	struct ooo_filter f;
 	int i;
 
-	filter_read(&f);
+	ooo_filter_read(&f);
 	if (f.netns && f.netns != net->ns.inum && f.netns != net->net_cookie)
 		return false;
 	if (!f.nports)
@@ -230,6 +273,7 @@ static bool filter_match(const struct sock *sk, u16 lport)
 
 /* ---- statistics --------------------------------------------------------- */
 
+/* The GET_STATS counters (STAT_*, in the uapi header), and the event number. */
 static struct {
 	atomic64_t events_sent;
 	atomic64_t events_dropped;
@@ -240,102 +284,162 @@ static struct {
 	atomic64_t ranges_released;
 	atomic64_t ranges_duplicate;
 	atomic64_t ranges_discarded;
-	atomic64_t event_seq;
-	atomic_t flows;
-} st;
+	atomic64_t event_seq;	/* the last EVENT_SEQ handed out */
+	atomic_t flows;		/* flows in the table */
+} ooo_stats;
+
+/* The kretprobes registered, set once at load. */
+static struct kretprobe *ooo_active_rps[2];
+static unsigned int ooo_n_active_rps;
+/* a string from the start: GET_STATS may come before the hooks exist */
+static const char *ooo_hook_name = "none";
+
+/*
+ * Hits the kprobe layer dropped, in two kinds:
+ * - nested: the probed function was hit while a kprobe handler ran on the
+ *   same CPU (kprobe_running(): kprobe_ftrace_handler(), reenter_kprobe()
+ *   and the optprobe callback count it in kp.nmissed and skip the
+ *   handler). The handlers here call no probed function, so such a hit is
+ *   an interrupt's softirq run at irq exit on top of a handler that runs in
+ *   task context with softirqs enabled (tcp_data_queue() from the socket
+ *   backlog in release_sock()).
+ * - no instance: pre_handler_kretprobe() found no free kretprobe instance
+ *   (all maxactive in use), counted in rp->nmissed.
+ */
+static u64 ooo_kprobe_missed_nested(void)
+{
+	u64 n = 0;
+	unsigned int i;
+
+	for (i = 0; i < ooo_n_active_rps; i++)
+		n += ooo_active_rps[i]->kp.nmissed;
+	return n;
+}
+
+static u64 ooo_kprobe_missed_noinst(void)
+{
+	u64 n = 0;
+	unsigned int i;
+
+	for (i = 0; i < ooo_n_active_rps; i++)
+		n += ooo_active_rps[i]->nmissed;
+	return n;
+}
 
 /* ---- flow table --------------------------------------------------------- */
-
-struct ooo_range {
-	u32 seq;
-	u32 end;
-	u64 t_in;
-};
 
 struct ooo_flow {
 	struct hlist_node node;
 	struct rcu_head rcu;
 	const struct sock *sk;
-	u64 t_start;
-	u16 lport;		/* local port at open */
-	u32 ooo_segs;
-	u32 flags;
-	u32 nr;
-	u32 cap;
-	struct ooo_range *r;	/* sorted by seq, disjoint */
+	u64 t_start;		/* open, CLOCK_MONOTONIC ns */
+	u16 lport;		/* local port at open, host byte order */
+	u32 ooo_segs;		/* segments that added at least one range */
+	u32 flags;		/* TCP_OOOPROBE_FLOW_F_* */
+	struct ooo_ranges ranges;	/* recorded, not released yet */
 };
 
-static struct hlist_head flow_hash[1 << OOO_HASH_BITS];
-static DEFINE_SPINLOCK(flow_lock);
-static bool probe_active;
+static struct hlist_head ooo_flow_hash[1 << OOO_HASH_BITS];
+static DEFINE_SPINLOCK(ooo_flow_lock);
+static bool ooo_active;		/* false from unload on: create no flow */
 
-static struct hlist_head *flow_bucket(const struct sock *sk)
+static struct hlist_head *ooo_flow_bucket(const struct sock *sk)
 {
-	return &flow_hash[hash_ptr(sk, OOO_HASH_BITS)];
+	return &ooo_flow_hash[hash_ptr(sk, OOO_HASH_BITS)];
 }
 
-static struct ooo_flow *flow_lookup(const struct sock *sk)
+static struct ooo_flow *ooo_flow_lookup(const struct sock *sk)
 {
 	struct ooo_flow *f;
 
-	hlist_for_each_entry_rcu(f, flow_bucket(sk), node)
+	hlist_for_each_entry_rcu(f, ooo_flow_bucket(sk), node)
 		if (f->sk == sk)
 			return f;
 	return NULL;
 }
 
-static void flow_free(struct ooo_flow *f)
+static void ooo_flow_free(struct ooo_flow *f)
 {
-	if (f->nr)
-		atomic64_add(f->nr, &st.ranges_discarded);
-	kfree(f->r);
+	if (f->ranges.nr)
+		atomic64_add(f->ranges.nr, &ooo_stats.ranges_discarded);
+	kfree(f->ranges.r);
 	kfree_rcu(f, rcu);
 }
 
-static void flow_unlink(struct ooo_flow *f)
+static void ooo_flow_unlink(struct ooo_flow *f)
 {
 	unsigned long flags;
 
-	spin_lock_irqsave(&flow_lock, flags);
+	spin_lock_irqsave(&ooo_flow_lock, flags);
 	hlist_del_rcu(&f->node);
-	atomic_dec(&st.flows);
-	spin_unlock_irqrestore(&flow_lock, flags);
+	atomic_dec(&ooo_stats.flows);
+	spin_unlock_irqrestore(&ooo_flow_lock, flags);
 }
 
 /* Caller runs serialized with every other handler of @sk. */
-static struct ooo_flow *flow_create(const struct sock *sk, u64 now, u32 fl)
+static struct ooo_flow *ooo_flow_create(const struct sock *sk, u64 now, u32 fl)
 {
 	struct ooo_flow *f, *old;
 	unsigned long flags;
 
-	old = flow_lookup(sk);	/* stale: same address, earlier socket */
+	old = ooo_flow_lookup(sk);	/* stale: same address, earlier socket */
 	if (old) {
-		flow_unlink(old);
-		flow_free(old);
+		ooo_flow_unlink(old);
+		ooo_flow_free(old);
 	}
-	if (atomic_read(&st.flows) >= max_flows) {
-		atomic64_inc(&st.flow_overflows);
+	if (atomic_read(&ooo_stats.flows) >= ooo_max_flows) {
+		atomic64_inc(&ooo_stats.flow_overflows);
 		return NULL;
 	}
 	f = kzalloc(sizeof(*f), GFP_ATOMIC);
 	if (!f) {
-		atomic64_inc(&st.flow_overflows);
+		atomic64_inc(&ooo_stats.flow_overflows);
 		return NULL;
 	}
 	f->sk = sk;
 	f->lport = inet_sk(sk)->inet_num;
 	f->t_start = now;
 	f->flags = fl;
-	spin_lock_irqsave(&flow_lock, flags);
-	if (!probe_active) {
-		spin_unlock_irqrestore(&flow_lock, flags);
+	spin_lock_irqsave(&ooo_flow_lock, flags);
+	if (!ooo_active) {
+		spin_unlock_irqrestore(&ooo_flow_lock, flags);
 		kfree(f);
 		return NULL;
 	}
-	hlist_add_head_rcu(&f->node, flow_bucket(sk));
-	atomic_inc(&st.flows);
-	spin_unlock_irqrestore(&flow_lock, flags);
+	hlist_add_head_rcu(&f->node, ooo_flow_bucket(sk));
+	atomic_inc(&ooo_stats.flows);
+	spin_unlock_irqrestore(&ooo_flow_lock, flags);
 	return f;
+}
+
+/* The array of a flow's ranges is full: enlarge it (ooo_ranges_add()). */
+static bool ooo_ranges_grow(struct ooo_ranges *rs)
+{
+	u32 cap = ooo_ranges_next_cap(rs->cap, ooo_max_ranges);
+	struct ooo_range *r;
+
+	if (cap <= rs->cap)
+		return false;
+	r = krealloc_array(rs->r, cap, sizeof(*r), GFP_ATOMIC);
+	if (!r)
+		return false;
+	rs->r = r;
+	rs->cap = cap;
+	return true;
+}
+
+/*
+ * Drop recorded ranges the reader already has (ofo queue pruned, or the
+ * hole was filled on a path we do not probe).
+ */
+static void ooo_ranges_discard_below(struct ooo_flow *f, u32 rcv_nxt)
+{
+	u32 n = ooo_ranges_below(&f->ranges, rcv_nxt);
+
+	if (!n)
+		return;
+	atomic64_add(n, &ooo_stats.ranges_discarded);
+	ooo_ranges_drop(&f->ranges, n);
 }
 
 /* ---- generic netlink ---------------------------------------------------- */
@@ -351,31 +455,44 @@ static const struct genl_multicast_group ooo_mcgrps[] = {
 	},
 };
 
-static int put_tuple(struct sk_buff *msg, const struct sock *sk, u16 lport)
+/* The addresses; *@family: AF_INET6, or AF_INET for v4 and v4-mapped. */
+static int ooo_put_addrs(struct sk_buff *msg, const struct sock *sk,
+			 u8 *family)
 {
 	const struct inet_sock *inet = inet_sk(sk);
-	const struct net *net = sock_net(sk);
-	u8 family = sk->sk_family;
 
 #if IS_ENABLED(CONFIG_IPV6)
-	if (family == AF_INET6 && !ipv6_addr_v4mapped(&sk->sk_v6_daddr)) {
+	if (sk->sk_family == AF_INET6 &&
+	    !ipv6_addr_v4mapped(&sk->sk_v6_daddr)) {
+		*family = AF_INET6;
 		if (nla_put(msg, TCP_OOOPROBE_A_LOCAL_ADDR, 16,
 			    &sk->sk_v6_rcv_saddr) ||
 		    nla_put(msg, TCP_OOOPROBE_A_REMOTE_ADDR, 16,
 			    &sk->sk_v6_daddr))
 			return -EMSGSIZE;
-	} else
-#endif
-	{
-		family = AF_INET;
-		if (nla_put_in_addr(msg, TCP_OOOPROBE_A_LOCAL_ADDR,
-				    inet->inet_rcv_saddr) ||
-		    nla_put_in_addr(msg, TCP_OOOPROBE_A_REMOTE_ADDR,
-				    inet->inet_daddr))
-			return -EMSGSIZE;
+		return 0;
 	}
+#endif
+	*family = AF_INET;
+	if (nla_put_in_addr(msg, TCP_OOOPROBE_A_LOCAL_ADDR,
+			    inet->inet_rcv_saddr) ||
+	    nla_put_in_addr(msg, TCP_OOOPROBE_A_REMOTE_ADDR,
+			    inet->inet_daddr))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* What every event carries: the 4-tuple, netns, family and its number. */
+static int ooo_put_tuple(struct sk_buff *msg, const struct sock *sk, u16 lport)
+{
+	const struct inet_sock *inet = inet_sk(sk);
+	const struct net *net = sock_net(sk);
+	u8 family;
+
+	if (ooo_put_addrs(msg, sk, &family))
+		return -EMSGSIZE;
 	if (nla_put_u64_64bit(msg, TCP_OOOPROBE_A_EVENT_SEQ,
-			      atomic64_inc_return(&st.event_seq),
+			      atomic64_inc_return(&ooo_stats.event_seq),
 			      TCP_OOOPROBE_A_PAD) ||
 	    nla_put_u64_64bit(msg, TCP_OOOPROBE_A_NETNS_COOKIE,
 			      net->net_cookie, TCP_OOOPROBE_A_PAD) ||
@@ -387,14 +504,19 @@ static int put_tuple(struct sk_buff *msg, const struct sock *sk, u16 lport)
 	return 0;
 }
 
+/*
+ * Attribute room of an event message: the larger event, the FLOW of an IPv6
+ * flow, takes 152 bytes of attributes even with an alignment pad before
+ * every u64.
+ */
 #define OOO_EVENT_SIZE	256
 
-static struct sk_buff *event_new(int cmd, void **hdr)
+static struct sk_buff *ooo_event_new(int cmd, void **hdr)
 {
 	struct sk_buff *msg;
 
 	if (!genl_has_listeners(&ooo_family, &init_net, OOO_MCGRP_EVENTS)) {
-		atomic64_inc(&st.events_unheard);
+		atomic64_inc(&ooo_stats.events_unheard);
 		return NULL;
 	}
 	msg = genlmsg_new(OOO_EVENT_SIZE, GFP_ATOMIC);
@@ -408,18 +530,18 @@ static struct sk_buff *event_new(int cmd, void **hdr)
 	return msg;
 drop:
 	/* keep the event numbering dense: a reader sees the gap */
-	atomic64_inc(&st.event_seq);
-	atomic64_inc(&st.events_dropped);
+	atomic64_inc(&ooo_stats.event_seq);
+	atomic64_inc(&ooo_stats.events_dropped);
 	return NULL;
 }
 
-static void event_send(struct sk_buff *msg, void *hdr)
+static void ooo_event_send(struct sk_buff *msg, void *hdr)
 {
 	int err;
 
 	genlmsg_end(msg, hdr);
 	/*
-	 * event_new() saw a subscriber, so -ESRCH here means no subscriber
+	 * ooo_event_new() saw a subscriber, so -ESRCH here means no subscriber
 	 * took the event: netlink_broadcast() answers -ENOBUFS for a full
 	 * receive buffer only to sockets with NETLINK_BROADCAST_ERROR set, and
 	 * -ESRCH ("delivered to nobody") otherwise. Both are drops; counting
@@ -428,40 +550,42 @@ static void event_send(struct sk_buff *msg, void *hdr)
 	err = genlmsg_multicast(&ooo_family, msg, 0, OOO_MCGRP_EVENTS,
 				GFP_ATOMIC);
 	if (!err)
-		atomic64_inc(&st.events_sent);
+		atomic64_inc(&ooo_stats.events_sent);
 	else
-		atomic64_inc(&st.events_dropped);
+		atomic64_inc(&ooo_stats.events_dropped);
 }
 
-static void event_cancel(struct sk_buff *msg)
+static void ooo_event_cancel(struct sk_buff *msg)
 {
 	nlmsg_free(msg);
-	atomic64_inc(&st.events_dropped);
+	atomic64_inc(&ooo_stats.events_dropped);
 }
 
-static void emit_segment(const struct sock *sk, const struct ooo_flow *f,
-			 const struct ooo_range *r, u64 t_out)
+/* @t_out: arrival of the segment that released @r, CLOCK_MONOTONIC ns */
+static void ooo_emit_segment(const struct sock *sk, const struct ooo_flow *f,
+			     const struct ooo_range *r, u64 t_out)
 {
 	struct sk_buff *msg;
 	void *hdr;
 
-	msg = event_new(TCP_OOOPROBE_CMD_SEGMENT, &hdr);
+	msg = ooo_event_new(TCP_OOOPROBE_CMD_SEGMENT, &hdr);
 	if (!msg)
 		return;
-	if (put_tuple(msg, sk, f->lport) ||
+	if (ooo_put_tuple(msg, sk, f->lport) ||
 	    nla_put_u32(msg, TCP_OOOPROBE_A_SEQ, r->seq) ||
 	    nla_put_u32(msg, TCP_OOOPROBE_A_LEN, r->end - r->seq) ||
 	    nla_put_u64_64bit(msg, TCP_OOOPROBE_A_TIME_IN, r->t_in,
 			      TCP_OOOPROBE_A_PAD) ||
 	    nla_put_u64_64bit(msg, TCP_OOOPROBE_A_TIME_OUT, t_out,
 			      TCP_OOOPROBE_A_PAD)) {
-		event_cancel(msg);
+		ooo_event_cancel(msg);
 		return;
 	}
-	event_send(msg, hdr);
+	ooo_event_send(msg, hdr);
 }
 
-static void emit_flow(const struct sock *sk, const struct ooo_flow *f, u64 now)
+static void ooo_emit_flow(const struct sock *sk, const struct ooo_flow *f,
+			  u64 now)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
 	/* bytes_received counts sequence space: the peer's FIN is one */
@@ -470,10 +594,10 @@ static void emit_flow(const struct sock *sk, const struct ooo_flow *f, u64 now)
 	struct sk_buff *msg;
 	void *hdr;
 
-	msg = event_new(TCP_OOOPROBE_CMD_FLOW, &hdr);
+	msg = ooo_event_new(TCP_OOOPROBE_CMD_FLOW, &hdr);
 	if (!msg)
 		return;
-	if (put_tuple(msg, sk, f->lport) ||
+	if (ooo_put_tuple(msg, sk, f->lport) ||
 	    nla_put_u32(msg, TCP_OOOPROBE_A_DATA_SEGS_IN,
 			READ_ONCE(tp->data_segs_in)) ||
 	    nla_put_u32(msg, TCP_OOOPROBE_A_OOO_SEGS, f->ooo_segs) ||
@@ -482,404 +606,11 @@ static void emit_flow(const struct sock *sk, const struct ooo_flow *f, u64 now)
 	    nla_put_u64_64bit(msg, TCP_OOOPROBE_A_LIFETIME_NS,
 			      now - f->t_start, TCP_OOOPROBE_A_PAD) ||
 	    nla_put_u32(msg, TCP_OOOPROBE_A_FLOW_FLAGS, f->flags)) {
-		event_cancel(msg);
+		ooo_event_cancel(msg);
 		return;
 	}
-	event_send(msg, hdr);
+	ooo_event_send(msg, hdr);
 }
-
-/* ---- range bookkeeping -------------------------------------------------- */
-
-static bool ranges_grow(struct ooo_flow *f)
-{
-	u32 cap = f->cap ? min(f->cap * 2, max_ranges) : min(16U, max_ranges);
-	struct ooo_range *r;
-
-	if (f->nr < f->cap)
-		return true;
-	if (cap <= f->cap)
-		return false;
-	r = krealloc_array(f->r, cap, sizeof(*r), GFP_ATOMIC);
-	if (!r)
-		return false;
-	f->r = r;
-	f->cap = cap;
-	return true;
-}
-
-/* Drop recorded ranges the reader already has (ofo queue pruned, or the
- * hole was filled on a path we do not probe).
- */
-static void ranges_discard_below(struct ooo_flow *f, u32 rcv_nxt)
-{
-	u32 n = 0;
-
-	while (n < f->nr && !after(f->r[n].end, rcv_nxt))
-		n++;
-	if (!n)
-		return;
-	atomic64_add(n, &st.ranges_discarded);
-	f->nr -= n;
-	memmove(f->r, f->r + n, f->nr * sizeof(*f->r));
-}
-
-/* Insert the parts of [seq, end) not covered yet. Returns the number of
- * new ranges, 0 for a duplicate, -1 when the per-flow cap was hit.
- */
-static int ranges_add(struct ooo_flow *f, u32 seq, u32 end, u64 now)
-{
-	u32 lo = 0, hi = f->nr, pos, cur = seq, gap_end;
-	int added = 0;
-
-	/* first range that ends after seq */
-	if (f->nr && !after(f->r[f->nr - 1].end, seq)) {
-		lo = f->nr;	/* common case: beyond everything, append */
-	} else {
-		while (lo < hi) {
-			u32 mid = (lo + hi) / 2;
-
-			if (after(f->r[mid].end, seq))
-				hi = mid;
-			else
-				lo = mid + 1;
-		}
-	}
-	pos = lo;
-	while (before(cur, end)) {
-		if (pos < f->nr && !after(f->r[pos].seq, cur)) {
-			cur = f->r[pos].end;	/* covered: skip over it */
-			pos++;
-			continue;
-		}
-		gap_end = end;
-		if (pos < f->nr && before(f->r[pos].seq, end))
-			gap_end = f->r[pos].seq;
-		if (!ranges_grow(f)) {
-			atomic64_inc(&st.range_overflows);
-			f->flags |= TCP_OOOPROBE_FLOW_F_RANGE_OVF;
-			return -1;
-		}
-		memmove(f->r + pos + 1, f->r + pos,
-			(f->nr - pos) * sizeof(*f->r));
-		f->r[pos].seq = cur;
-		f->r[pos].end = gap_end;
-		f->r[pos].t_in = now;
-		f->nr++;
-		pos++;
-		added++;
-		cur = gap_end;
-	}
-	return added;
-}
-
-/* ---- probe handlers ----------------------------------------------------- */
-
-static bool rcv_state(const struct sock *sk)
-{
-	return (1 << READ_ONCE(sk->sk_state)) &
-	       (TCPF_ESTABLISHED | TCPF_FIN_WAIT1 | TCPF_FIN_WAIT2);
-}
-
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
-#define skb_tstamp_is_real(skb)	((skb)->tstamp_type == SKB_CLOCK_REALTIME)
-#else
-#define skb_tstamp_is_real(skb)	(!(skb)->mono_delivery_time)
-#endif
-
-/* When the segment reached the device (CLOCK_MONOTONIC ns). With
- * skb_time the stack stamps every received skb (net_enable_timestamp(),
- * CLOCK_REALTIME), so a segment that waited in the socket backlog while the
- * reader held the socket lock still gets its arrival time.
- */
-static u64 skb_arrival_ns(const struct sk_buff *skb)
-{
-	u64 now = ktime_get_ns();
-	s64 t = ktime_to_ns(skb->tstamp), age;
-
-	if (!skb_time || !t || !skb_tstamp_is_real(skb))
-		return now;
-	/*
-	 * realtime - monotonic from one consistent snapshot of the offset:
-	 * two separate clock reads would shift the result by any stall (an
-	 * interrupt, a descheduled vCPU) between them.
-	 */
-	t -= ktime_to_ns(ktime_mono_to_real(0));
-	age = now - t;
-	if (age < 0 || age > 10 * (s64)NSEC_PER_SEC)
-		return now;
-	return t;
-}
-
-/* A data segment beyond rcv_nxt arrived: record what it adds. */
-static void ooo_record(struct sock *sk, const struct sk_buff *skb)
-{
-	const struct tcp_skb_cb *cb = TCP_SKB_CB(skb);
-	const struct tcp_sock *tp = tcp_sk(sk);
-	u32 rcv_nxt = tp->rcv_nxt, seq = cb->seq, end = cb->end_seq;
-	u64 now = skb_arrival_ns(skb);
-	struct ooo_flow *f;
-	int added;
-
-	if (cb->tcp_flags & TCPHDR_FIN)
-		end--;
-	if (!after(end, seq) || !rcv_state(sk))
-		return;
-	/* beyond the window: tcp_data_queue() drops it */
-	if (!before(seq, rcv_nxt + tcp_receive_window(tp)))
-		return;
-
-	rcu_read_lock();
-	f = flow_lookup(sk);
-	if (!f) {
-		if (!filter_match(sk, inet_sk(sk)->inet_num))
-			goto out;
-		f = flow_create(sk, now, TCP_OOOPROBE_FLOW_F_PARTIAL);
-		if (!f)
-			goto out;
-	}
-	ranges_discard_below(f, rcv_nxt);
-	added = ranges_add(f, seq, end, now);
-	if (added > 0) {
-		f->ooo_segs++;
-		atomic64_add(added, &st.ranges_recorded);
-	} else if (!added) {
-		atomic64_inc(&st.ranges_duplicate);
-	}
-out:
-	rcu_read_unlock();
-}
-
-/* rcv_nxt may have moved: report every range the reader can now have.
- * @now: arrival time of the segment that moved it.
- */
-static void ooo_release(struct sock *sk, u64 now)
-{
-	struct ooo_flow *f;
-	u32 rcv_nxt, n = 0, i;
-
-	rcu_read_lock();
-	f = flow_lookup(sk);	/* gone if the socket closed meanwhile */
-	if (!f || !f->nr)
-		goto out;
-	rcv_nxt = tcp_sk(sk)->rcv_nxt;
-	while (n < f->nr && !after(f->r[n].end, rcv_nxt))
-		n++;
-	if (!n)
-		goto out;
-	if (filter_match(sk, f->lport))
-		for (i = 0; i < n; i++)
-			emit_segment(sk, f, &f->r[i], now);
-	atomic64_add(n, &st.ranges_released);
-	f->nr -= n;
-	memmove(f->r, f->r + n, f->nr * sizeof(*f->r));
-out:
-	rcu_read_unlock();
-}
-
-struct dq_data {
-	struct sock *sk;
-	u64 t_arrival;
-};
-
-static int dq_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct sock *sk = (struct sock *)regs_get_kernel_argument(regs, 0);
-	struct sk_buff *skb = (struct sk_buff *)regs_get_kernel_argument(regs, 1);
-	const struct tcp_sock *tp = tcp_sk(sk);
-	struct dq_data *d = (struct dq_data *)ri->data;
-
-	/* The fast path: in order and nothing held. */
-	if (!after(TCP_SKB_CB(skb)->seq, READ_ONCE(tp->rcv_nxt))) {
-		if (RB_EMPTY_ROOT(&tp->out_of_order_queue))
-			return 1;
-		d->sk = sk;
-		d->t_arrival = skb_arrival_ns(skb);
-		return 0;	/* may fill a hole: look at the return */
-	}
-	ooo_record(sk, skb);
-	return 1;		/* rcv_nxt cannot move for this segment */
-}
-
-static int dq_return(struct kretprobe_instance *ri, struct pt_regs *regs)
-{
-	struct dq_data *d = (struct dq_data *)ri->data;
-
-	ooo_release(d->sk, d->t_arrival);
-	return 0;
-}
-
-/*
- * sock:inet_sock_set_state, called just before sk_state changes: open a
- * flow at ESTABLISHED, close it at CLOSE. Fires for every inet protocol.
- */
-static void set_state_tp(void *data, const struct sock *sk, const int old,
-			 const int state)
-{
-	struct ooo_flow *f;
-	u64 now;
-
-	if (sk->sk_protocol != IPPROTO_TCP || sk->sk_type != SOCK_STREAM ||
-	    state == old || (state != TCP_ESTABLISHED && state != TCP_CLOSE))
-		return;
-	now = ktime_get_ns();
-	rcu_read_lock();
-	if (state == TCP_ESTABLISHED) {
-		if (filter_match(sk, inet_sk(sk)->inet_num))
-			flow_create(sk, now, 0);
-		goto out;
-	}
-	f = flow_lookup(sk);
-	if (!f)
-		goto out;
-	flow_unlink(f);
-	if (filter_match(sk, f->lport)) {
-		struct ooo_filter flt;
-
-		filter_read(&flt);
-		if (flt.flows == TCP_OOOPROBE_FLOWS_ALL || f->ooo_segs)
-			emit_flow(sk, f, now);
-	}
-	flow_free(f);
-out:
-	rcu_read_unlock();
-}
-
-#define DQ_MAXACTIVE	(4 * NR_CPUS > 256 ? 256 : 4 * NR_CPUS + 16)
-
-static struct kretprobe dq_probes[] = {
-	{
-		.kp.symbol_name = "tcp_data_queue",
-		.entry_handler = dq_entry,
-		.handler = dq_return,
-		.data_size = sizeof(struct dq_data),
-	},
-	{
-		.kp.symbol_name = "tcp_rcv_established",
-		.entry_handler = dq_entry,
-		.handler = dq_return,
-		.data_size = sizeof(struct dq_data),
-	},
-	{
-		.kp.symbol_name = "tcp_rcv_state_process",
-		.entry_handler = dq_entry,
-		.handler = dq_return,
-		.data_size = sizeof(struct dq_data),
-	},
-};
-
-static struct kretprobe *active_rps[2];
-static unsigned int n_active_rps;
-/* a string from the start: GET_STATS may come before the hooks exist */
-static const char *hook_name = "none";
-
-static struct tracepoint *state_tp;
-
-/* The tracepoint is not exported to modules: look it up by name. */
-static void state_tp_find(struct tracepoint *tp, void *priv)
-{
-	if (!strcmp(tp->name, "inet_sock_set_state"))
-		*(struct tracepoint **)priv = tp;
-}
-
-static int register_state_hook(void)
-{
-	int err;
-
-	for_each_kernel_tracepoint(state_tp_find, &state_tp);
-	if (!state_tp) {
-		pr_err("no tracepoint sock:inet_sock_set_state in this kernel\n");
-		return -ENOENT;
-	}
-	err = tracepoint_probe_register(state_tp, set_state_tp, NULL);
-	if (err)
-		pr_err("cannot attach to sock:inet_sock_set_state (%d)\n", err);
-	return err;
-}
-
-static void unregister_state_hook(void)
-{
-	tracepoint_probe_unregister(state_tp, set_state_tp, NULL);
-	tracepoint_synchronize_unregister();
-}
-
-static int register_hooks(void)
-{
-	bool want_dq = strcmp(hook, "rcv"), want_rcv = strcmp(hook, "data_queue");
-	int err = -ENOENT, err2, i;
-
-	if (strcmp(hook, "auto") && want_dq == want_rcv) {
-		pr_err("hook=%s: use auto, data_queue or rcv\n", hook);
-		return -EINVAL;
-	}
-	for (i = 0; i < ARRAY_SIZE(dq_probes); i++)
-		dq_probes[i].maxactive = DQ_MAXACTIVE;
-
-	if (want_dq) {
-		err = register_kretprobe(&dq_probes[0]);
-		if (!err) {
-			active_rps[0] = &dq_probes[0];
-			n_active_rps = 1;
-			hook_name = "tcp_data_queue";
-			return 0;
-		}
-		pr_info("cannot probe tcp_data_queue (%d)%s\n", err,
-			want_rcv ? ", falling back to tcp_rcv_established + tcp_rcv_state_process" : "");
-	}
-	if (!want_rcv)
-		goto fail;
-	err = register_kretprobe(&dq_probes[1]);
-	if (err)
-		goto fail;
-	err2 = register_kretprobe(&dq_probes[2]);
-	if (err2) {
-		unregister_kretprobe(&dq_probes[1]);
-		err = err2;
-		goto fail;
-	}
-	active_rps[0] = &dq_probes[1];
-	active_rps[1] = &dq_probes[2];
-	n_active_rps = 2;
-	hook_name = "tcp_rcv_established+tcp_rcv_state_process";
-	return 0;
-fail:
-	pr_err("cannot probe tcp_data_queue nor tcp_rcv_established/tcp_rcv_state_process (%d): kernel without CONFIG_KPROBES or symbols blacklisted\n",
-	       err);
-	return err;
-}
-
-/*
- * Hits the kprobe layer dropped, in two kinds:
- * - nested: the probed function was hit while a kprobe handler ran on the
- *   same CPU (kprobe_running(): kprobe_ftrace_handler(), reenter_kprobe()
- *   and the optprobe callback count it in kp.nmissed and skip the
- *   handler). The handlers here call no probed function, so such a hit is
- *   an interrupt's softirq run at irq exit on top of a handler that runs in
- *   task context with softirqs enabled (tcp_data_queue() from the socket
- *   backlog in release_sock()).
- * - no instance: pre_handler_kretprobe() found no free kretprobe instance
- *   (all maxactive in use), counted in rp->nmissed.
- */
-static u64 kprobe_missed_nested(void)
-{
-	u64 n = 0;
-	unsigned int i;
-
-	for (i = 0; i < n_active_rps; i++)
-		n += active_rps[i]->kp.nmissed;
-	return n;
-}
-
-static u64 kprobe_missed_noinst(void)
-{
-	u64 n = 0;
-	unsigned int i;
-
-	for (i = 0; i < n_active_rps; i++)
-		n += active_rps[i]->nmissed;
-	return n;
-}
-
-/* ---- netlink commands --------------------------------------------------- */
 
 static const struct nla_policy ooo_policy[TCP_OOOPROBE_A_MAX + 1] = {
 	[TCP_OOOPROBE_A_EVENT_SEQ]		= { .type = NLA_U64 },
@@ -918,14 +649,15 @@ static const struct nla_policy ooo_policy[TCP_OOOPROBE_A_MAX + 1] = {
 	[TCP_OOOPROBE_A_STAT_KPROBE_MISSED_NOINST] = { .type = NLA_U64 },
 };
 
-static int put_u64(struct sk_buff *msg, int type, u64 v)
+static int ooo_put_u64(struct sk_buff *msg, int type, u64 v)
 {
 	return nla_put_u64_64bit(msg, type, v, TCP_OOOPROBE_A_PAD);
 }
 
 static int ooo_get_stats(struct sk_buff *skb, struct genl_info *info)
 {
-	u64 nested = kprobe_missed_nested(), noinst = kprobe_missed_noinst();
+	u64 nested = ooo_kprobe_missed_nested();
+	u64 noinst = ooo_kprobe_missed_noinst();
 	struct sk_buff *msg;
 	void *hdr;
 
@@ -936,32 +668,35 @@ static int ooo_get_stats(struct sk_buff *skb, struct genl_info *info)
 				TCP_OOOPROBE_CMD_GET_STATS);
 	if (!hdr)
 		goto nospace;
-	if (put_u64(msg, TCP_OOOPROBE_A_STAT_EVENTS_SENT,
-		    atomic64_read(&st.events_sent)) ||
-	    put_u64(msg, TCP_OOOPROBE_A_STAT_EVENTS_DROPPED,
-		    atomic64_read(&st.events_dropped)) ||
-	    put_u64(msg, TCP_OOOPROBE_A_STAT_EVENTS_UNHEARD,
-		    atomic64_read(&st.events_unheard)) ||
+	if (ooo_put_u64(msg, TCP_OOOPROBE_A_STAT_EVENTS_SENT,
+			atomic64_read(&ooo_stats.events_sent)) ||
+	    ooo_put_u64(msg, TCP_OOOPROBE_A_STAT_EVENTS_DROPPED,
+			atomic64_read(&ooo_stats.events_dropped)) ||
+	    ooo_put_u64(msg, TCP_OOOPROBE_A_STAT_EVENTS_UNHEARD,
+			atomic64_read(&ooo_stats.events_unheard)) ||
 	    nla_put_u32(msg, TCP_OOOPROBE_A_STAT_FLOWS_TRACKED,
-			atomic_read(&st.flows)) ||
-	    put_u64(msg, TCP_OOOPROBE_A_STAT_FLOW_OVERFLOWS,
-		    atomic64_read(&st.flow_overflows)) ||
-	    put_u64(msg, TCP_OOOPROBE_A_STAT_RANGE_OVERFLOWS,
-		    atomic64_read(&st.range_overflows)) ||
-	    put_u64(msg, TCP_OOOPROBE_A_STAT_RANGES_RECORDED,
-		    atomic64_read(&st.ranges_recorded)) ||
-	    put_u64(msg, TCP_OOOPROBE_A_STAT_RANGES_RELEASED,
-		    atomic64_read(&st.ranges_released)) ||
-	    put_u64(msg, TCP_OOOPROBE_A_STAT_RANGES_DUPLICATE,
-		    atomic64_read(&st.ranges_duplicate)) ||
-	    put_u64(msg, TCP_OOOPROBE_A_STAT_RANGES_DISCARDED,
-		    atomic64_read(&st.ranges_discarded)) ||
-	    put_u64(msg, TCP_OOOPROBE_A_EVENT_SEQ,
-		    atomic64_read(&st.event_seq)) ||
-	    put_u64(msg, TCP_OOOPROBE_A_STAT_KPROBE_MISSED, nested + noinst) ||
-	    put_u64(msg, TCP_OOOPROBE_A_STAT_KPROBE_MISSED_NESTED, nested) ||
-	    put_u64(msg, TCP_OOOPROBE_A_STAT_KPROBE_MISSED_NOINST, noinst) ||
-	    nla_put_string(msg, TCP_OOOPROBE_A_STAT_HOOK, hook_name))
+			atomic_read(&ooo_stats.flows)) ||
+	    ooo_put_u64(msg, TCP_OOOPROBE_A_STAT_FLOW_OVERFLOWS,
+			atomic64_read(&ooo_stats.flow_overflows)) ||
+	    ooo_put_u64(msg, TCP_OOOPROBE_A_STAT_RANGE_OVERFLOWS,
+			atomic64_read(&ooo_stats.range_overflows)) ||
+	    ooo_put_u64(msg, TCP_OOOPROBE_A_STAT_RANGES_RECORDED,
+			atomic64_read(&ooo_stats.ranges_recorded)) ||
+	    ooo_put_u64(msg, TCP_OOOPROBE_A_STAT_RANGES_RELEASED,
+			atomic64_read(&ooo_stats.ranges_released)) ||
+	    ooo_put_u64(msg, TCP_OOOPROBE_A_STAT_RANGES_DUPLICATE,
+			atomic64_read(&ooo_stats.ranges_duplicate)) ||
+	    ooo_put_u64(msg, TCP_OOOPROBE_A_STAT_RANGES_DISCARDED,
+			atomic64_read(&ooo_stats.ranges_discarded)) ||
+	    ooo_put_u64(msg, TCP_OOOPROBE_A_EVENT_SEQ,
+			atomic64_read(&ooo_stats.event_seq)) ||
+	    ooo_put_u64(msg, TCP_OOOPROBE_A_STAT_KPROBE_MISSED,
+			nested + noinst) ||
+	    ooo_put_u64(msg, TCP_OOOPROBE_A_STAT_KPROBE_MISSED_NESTED,
+			nested) ||
+	    ooo_put_u64(msg, TCP_OOOPROBE_A_STAT_KPROBE_MISSED_NOINST,
+			noinst) ||
+	    nla_put_string(msg, TCP_OOOPROBE_A_STAT_HOOK, ooo_hook_name))
 		goto nospace;
 	genlmsg_end(msg, hdr);
 	return genlmsg_reply(msg, info);
@@ -976,7 +711,7 @@ static int ooo_get_filter(struct sk_buff *skb, struct genl_info *info)
 	struct sk_buff *msg;
 	void *hdr;
 
-	filter_read(&f);
+	ooo_filter_read(&f);
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
@@ -985,7 +720,7 @@ static int ooo_get_filter(struct sk_buff *skb, struct genl_info *info)
 	if (!hdr ||
 	    nla_put(msg, TCP_OOOPROBE_A_FILTER_PORTS,
 		    f.nports * sizeof(u16), f.ports) ||
-	    put_u64(msg, TCP_OOOPROBE_A_FILTER_NETNS, f.netns) ||
+	    ooo_put_u64(msg, TCP_OOOPROBE_A_FILTER_NETNS, f.netns) ||
 	    nla_put_u8(msg, TCP_OOOPROBE_A_FILTER_FLOWS, f.flows)) {
 		nlmsg_free(msg);
 		return -EMSGSIZE;
@@ -1001,7 +736,7 @@ static int ooo_set_filter(struct sk_buff *skb, struct genl_info *info)
 	struct ooo_filter f;
 	int i, len;
 
-	filter_read(&f);
+	ooo_filter_read(&f);
 	if (a[TCP_OOOPROBE_A_FILTER_PORTS]) {
 		const u16 *p = nla_data(a[TCP_OOOPROBE_A_FILTER_PORTS]);
 
@@ -1042,7 +777,7 @@ static int ooo_set_filter(struct sk_buff *skb, struct genl_info *info)
 		}
 		f.flows = nla_get_u8(a[TCP_OOOPROBE_A_FILTER_FLOWS]);
 	}
-	filter_write(&f);
+	ooo_filter_write(&f);
 	return 0;
 }
 
@@ -1075,25 +810,320 @@ static struct genl_family ooo_family = {
 	.n_mcgrps = ARRAY_SIZE(ooo_mcgrps),
 };
 
+/* ---- probe handlers ----------------------------------------------------- */
+
+/* The states in which a socket still takes data from its peer. */
+static bool ooo_rcv_state(const struct sock *sk)
+{
+	return (1 << READ_ONCE(sk->sk_state)) &
+	       (TCPF_ESTABLISHED | TCPF_FIN_WAIT1 | TCPF_FIN_WAIT2);
+}
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+#define ooo_skb_tstamp_is_real(skb)	((skb)->tstamp_type == SKB_CLOCK_REALTIME)
+#else
+#define ooo_skb_tstamp_is_real(skb)	(!(skb)->mono_delivery_time)
+#endif
+
+/*
+ * A stamp older than this, or ahead of now, is not the segment's arrival
+ * (the stamp is stale, or the realtime clock was set in between): use the
+ * processing time instead. A segment waits in the socket backlog only
+ * while the reader holds the socket lock, far less than this.
+ */
+#define OOO_STAMP_MAX_AGE_NS	(10 * (s64)NSEC_PER_SEC)
+
+/*
+ * When the segment reached the device (CLOCK_MONOTONIC ns). With
+ * skb_time the stack stamps every received skb (net_enable_timestamp(),
+ * CLOCK_REALTIME), so a segment that waited in the socket backlog while the
+ * reader held the socket lock still gets its arrival time.
+ */
+static u64 ooo_skb_arrival_ns(const struct sk_buff *skb)
+{
+	u64 now = ktime_get_ns();
+	s64 t = ktime_to_ns(skb->tstamp), age;
+
+	if (!ooo_skb_time || !t || !ooo_skb_tstamp_is_real(skb))
+		return now;
+	/*
+	 * realtime - monotonic from one consistent snapshot of the offset:
+	 * two separate clock reads would shift the result by any stall (an
+	 * interrupt, a descheduled vCPU) between them.
+	 */
+	t -= ktime_to_ns(ktime_mono_to_real(0));
+	age = now - t;
+	if (age < 0 || age > OOO_STAMP_MAX_AGE_NS)
+		return now;
+	return t;
+}
+
+/* A data segment beyond rcv_nxt arrived: record what it adds. */
+static void ooo_record(struct sock *sk, const struct sk_buff *skb)
+{
+	const struct tcp_skb_cb *cb = TCP_SKB_CB(skb);
+	const struct tcp_sock *tp = tcp_sk(sk);
+	u32 rcv_nxt = tp->rcv_nxt, seq = cb->seq, end = cb->end_seq;
+	u64 now = ooo_skb_arrival_ns(skb);
+	struct ooo_flow *f;
+	int added;
+
+	if (cb->tcp_flags & TCPHDR_FIN)
+		end--;
+	if (!after(end, seq) || !ooo_rcv_state(sk))
+		return;
+	/* beyond the window: tcp_data_queue() drops it */
+	if (!before(seq, rcv_nxt + tcp_receive_window(tp)))
+		return;
+
+	rcu_read_lock();
+	f = ooo_flow_lookup(sk);
+	if (!f) {
+		if (!ooo_filter_match(sk, inet_sk(sk)->inet_num))
+			goto out;
+		f = ooo_flow_create(sk, now, TCP_OOOPROBE_FLOW_F_PARTIAL);
+		if (!f)
+			goto out;
+	}
+	ooo_ranges_discard_below(f, rcv_nxt);
+	added = ooo_ranges_add(&f->ranges, seq, end, now, ooo_ranges_grow);
+	if (added > 0) {
+		f->ooo_segs++;
+		atomic64_add(added, &ooo_stats.ranges_recorded);
+	} else if (!added) {
+		atomic64_inc(&ooo_stats.ranges_duplicate);
+	} else {
+		/* max_ranges reached, or no memory */
+		atomic64_inc(&ooo_stats.range_overflows);
+		f->flags |= TCP_OOOPROBE_FLOW_F_RANGE_OVF;
+	}
+out:
+	rcu_read_unlock();
+}
+
+/*
+ * rcv_nxt may have moved: report every range the reader can now have.
+ * @now: arrival time of the segment that moved it.
+ */
+static void ooo_release(struct sock *sk, u64 now)
+{
+	struct ooo_flow *f;
+	u32 n, i;
+
+	rcu_read_lock();
+	f = ooo_flow_lookup(sk);	/* gone if the socket closed meanwhile */
+	if (!f || !f->ranges.nr)
+		goto out;
+	n = ooo_ranges_below(&f->ranges, tcp_sk(sk)->rcv_nxt);
+	if (!n)
+		goto out;
+	if (ooo_filter_match(sk, f->lport))
+		for (i = 0; i < n; i++)
+			ooo_emit_segment(sk, f, &f->ranges.r[i], now);
+	atomic64_add(n, &ooo_stats.ranges_released);
+	ooo_ranges_drop(&f->ranges, n);
+out:
+	rcu_read_unlock();
+}
+
+/* Kept in the kretprobe instance from entry to return. */
+struct ooo_dq_data {
+	struct sock *sk;
+	u64 t_arrival;		/* CLOCK_MONOTONIC ns */
+};
+
+static int ooo_dq_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct sock *sk = (struct sock *)regs_get_kernel_argument(regs, 0);
+	struct sk_buff *skb = (struct sk_buff *)regs_get_kernel_argument(regs, 1);
+	const struct tcp_sock *tp = tcp_sk(sk);
+	struct ooo_dq_data *d = (struct ooo_dq_data *)ri->data;
+
+	/* The fast path: in order and nothing held. */
+	if (!after(TCP_SKB_CB(skb)->seq, READ_ONCE(tp->rcv_nxt))) {
+		if (RB_EMPTY_ROOT(&tp->out_of_order_queue))
+			return 1;
+		d->sk = sk;
+		d->t_arrival = ooo_skb_arrival_ns(skb);
+		return 0;	/* may fill a hole: look at the return */
+	}
+	ooo_record(sk, skb);
+	return 1;		/* rcv_nxt cannot move for this segment */
+}
+
+static int ooo_dq_return(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct ooo_dq_data *d = (struct ooo_dq_data *)ri->data;
+
+	ooo_release(d->sk, d->t_arrival);
+	return 0;
+}
+
+/*
+ * sock:inet_sock_set_state, called just before sk_state changes: open a
+ * flow at ESTABLISHED, close it at CLOSE. Fires for every inet protocol.
+ */
+static void ooo_set_state_tp(void *data, const struct sock *sk, const int old,
+			     const int state)
+{
+	struct ooo_flow *f;
+	u64 now;
+
+	if (sk->sk_protocol != IPPROTO_TCP || sk->sk_type != SOCK_STREAM ||
+	    state == old || (state != TCP_ESTABLISHED && state != TCP_CLOSE))
+		return;
+	now = ktime_get_ns();
+	rcu_read_lock();
+	if (state == TCP_ESTABLISHED) {
+		if (ooo_filter_match(sk, inet_sk(sk)->inet_num))
+			ooo_flow_create(sk, now, 0);
+		goto out;
+	}
+	f = ooo_flow_lookup(sk);
+	if (!f)
+		goto out;
+	ooo_flow_unlink(f);
+	if (ooo_filter_match(sk, f->lport)) {
+		struct ooo_filter flt;
+
+		ooo_filter_read(&flt);
+		if (flt.flows == TCP_OOOPROBE_FLOWS_ALL || f->ooo_segs)
+			ooo_emit_flow(sk, f, now);
+	}
+	ooo_flow_free(f);
+out:
+	rcu_read_unlock();
+}
+
+/* ---- hooks -------------------------------------------------------------- */
+
+/*
+ * kretprobe instances per probed function. One is held from entry to
+ * return only while an in-order segment meets a non-empty out-of-order
+ * queue: per CPU, one per nesting level (task, softirq), with room to
+ * spare. NR_CPUS is the build's maximum, not the machine's, hence the cap.
+ */
+#define OOO_DQ_MAXACTIVE	(4 * NR_CPUS > 256 ? 256 : 4 * NR_CPUS + 16)
+
+static struct kretprobe ooo_dq_probes[] = {
+	{
+		.kp.symbol_name = "tcp_data_queue",
+		.entry_handler = ooo_dq_entry,
+		.handler = ooo_dq_return,
+		.data_size = sizeof(struct ooo_dq_data),
+	},
+	{
+		.kp.symbol_name = "tcp_rcv_established",
+		.entry_handler = ooo_dq_entry,
+		.handler = ooo_dq_return,
+		.data_size = sizeof(struct ooo_dq_data),
+	},
+	{
+		.kp.symbol_name = "tcp_rcv_state_process",
+		.entry_handler = ooo_dq_entry,
+		.handler = ooo_dq_return,
+		.data_size = sizeof(struct ooo_dq_data),
+	},
+};
+
+static struct tracepoint *ooo_state_tp;
+
+/* The tracepoint is not exported to modules: look it up by name. */
+static void ooo_state_tp_find(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "inet_sock_set_state"))
+		*(struct tracepoint **)priv = tp;
+}
+
+static int ooo_register_state_hook(void)
+{
+	int err;
+
+	for_each_kernel_tracepoint(ooo_state_tp_find, &ooo_state_tp);
+	if (!ooo_state_tp) {
+		pr_err("no tracepoint sock:inet_sock_set_state in this kernel\n");
+		return -ENOENT;
+	}
+	err = tracepoint_probe_register(ooo_state_tp, ooo_set_state_tp, NULL);
+	if (err)
+		pr_err("cannot attach to sock:inet_sock_set_state (%d)\n", err);
+	return err;
+}
+
+static void ooo_unregister_state_hook(void)
+{
+	tracepoint_probe_unregister(ooo_state_tp, ooo_set_state_tp, NULL);
+	tracepoint_synchronize_unregister();
+}
+
+static int ooo_register_hooks(void)
+{
+	bool want_dq = strcmp(ooo_hook, "rcv");
+	bool want_rcv = strcmp(ooo_hook, "data_queue");
+	int err = -ENOENT, err2, i;
+
+	if (strcmp(ooo_hook, "auto") && want_dq == want_rcv) {
+		pr_err("hook=%s: use auto, data_queue or rcv\n", ooo_hook);
+		return -EINVAL;
+	}
+	for (i = 0; i < ARRAY_SIZE(ooo_dq_probes); i++)
+		ooo_dq_probes[i].maxactive = OOO_DQ_MAXACTIVE;
+
+	if (want_dq) {
+		err = register_kretprobe(&ooo_dq_probes[0]);
+		if (!err) {
+			ooo_active_rps[0] = &ooo_dq_probes[0];
+			ooo_n_active_rps = 1;
+			ooo_hook_name = "tcp_data_queue";
+			return 0;
+		}
+		if (want_rcv)
+			pr_info("cannot probe tcp_data_queue (%d), falling back to tcp_rcv_established + tcp_rcv_state_process\n",
+				err);
+		else
+			pr_info("cannot probe tcp_data_queue (%d)\n", err);
+	}
+	if (!want_rcv)
+		goto fail;
+	err = register_kretprobe(&ooo_dq_probes[1]);
+	if (err)
+		goto fail;
+	err2 = register_kretprobe(&ooo_dq_probes[2]);
+	if (err2) {
+		unregister_kretprobe(&ooo_dq_probes[1]);
+		err = err2;
+		goto fail;
+	}
+	ooo_active_rps[0] = &ooo_dq_probes[1];
+	ooo_active_rps[1] = &ooo_dq_probes[2];
+	ooo_n_active_rps = 2;
+	ooo_hook_name = "tcp_rcv_established+tcp_rcv_state_process";
+	return 0;
+fail:
+	pr_err("cannot probe tcp_data_queue nor tcp_rcv_established/tcp_rcv_state_process (%d): kernel without CONFIG_KPROBES or symbols blacklisted\n",
+	       err);
+	return err;
+}
+
 /* ---- module ------------------------------------------------------------- */
 
-static void flows_free_all(void)
+static void ooo_flows_free_all(void)
 {
 	struct ooo_flow *f;
 	struct hlist_node *tmp;
 	unsigned long flags;
 	unsigned int i;
 
-	spin_lock_irqsave(&flow_lock, flags);
-	probe_active = false;
-	for (i = 0; i < ARRAY_SIZE(flow_hash); i++) {
-		hlist_for_each_entry_safe(f, tmp, &flow_hash[i], node) {
+	spin_lock_irqsave(&ooo_flow_lock, flags);
+	ooo_active = false;
+	for (i = 0; i < ARRAY_SIZE(ooo_flow_hash); i++) {
+		hlist_for_each_entry_safe(f, tmp, &ooo_flow_hash[i], node) {
 			hlist_del_rcu(&f->node);
-			atomic_dec(&st.flows);
-			flow_free(f);
+			atomic_dec(&ooo_stats.flows);
+			ooo_flow_free(f);
 		}
 	}
-	spin_unlock_irqrestore(&flow_lock, flags);
+	spin_unlock_irqrestore(&ooo_flow_lock, flags);
 }
 
 static int __init ooo_init(void)
@@ -1101,17 +1131,17 @@ static int __init ooo_init(void)
 	unsigned int i;
 	int err;
 
-	if (!max_flows || max_flows > (1U << 20)) {
-		pr_err("max_flows=%u: must be 1..1048576\n", max_flows);
+	if (!ooo_max_flows || ooo_max_flows > (1U << 20)) {
+		pr_err("max_flows=%u: must be 1..1048576\n", ooo_max_flows);
 		return -EINVAL;
 	}
-	if (!max_ranges || max_ranges > 65536) {
-		pr_err("max_ranges=%u: must be 1..65536\n", max_ranges);
+	if (!ooo_max_ranges || ooo_max_ranges > 65536) {
+		pr_err("max_ranges=%u: must be 1..65536\n", ooo_max_ranges);
 		return -EINVAL;
 	}
-	for (i = 0; i < ARRAY_SIZE(flow_hash); i++)
-		INIT_HLIST_HEAD(&flow_hash[i]);
-	probe_active = true;
+	for (i = 0; i < ARRAY_SIZE(ooo_flow_hash); i++)
+		INIT_HLIST_HEAD(&ooo_flow_hash[i]);
+	ooo_active = true;
 
 	err = genl_register_family(&ooo_family);
 	if (err) {
@@ -1119,22 +1149,22 @@ static int __init ooo_init(void)
 		       TCP_OOOPROBE_GENL_NAME, err);
 		return err;
 	}
-	err = register_state_hook();
+	err = ooo_register_state_hook();
 	if (err)
 		goto out_family;
-	if (skb_time)
+	if (ooo_skb_time)
 		net_enable_timestamp();
-	err = register_hooks();
+	err = ooo_register_hooks();
 	if (err)
 		goto out_tstamp;
-	pr_info("probing %s; max_flows=%u max_ranges=%u\n", hook_name,
-		max_flows, max_ranges);
+	pr_info("probing %s; max_flows=%u max_ranges=%u\n", ooo_hook_name,
+		ooo_max_flows, ooo_max_ranges);
 	return 0;
 
 out_tstamp:
-	if (skb_time)
+	if (ooo_skb_time)
 		net_disable_timestamp();
-	unregister_state_hook();
+	ooo_unregister_state_hook();
 out_family:
 	genl_unregister_family(&ooo_family);
 	return err;
@@ -1144,24 +1174,26 @@ static void __exit ooo_exit(void)
 {
 	unsigned int i;
 
-	unregister_kretprobes(active_rps, n_active_rps);
-	unregister_state_hook();
+	unregister_kretprobes(ooo_active_rps, ooo_n_active_rps);
+	ooo_unregister_state_hook();
 	/* no handler runs any more (unregister waits for them) */
-	flows_free_all();
-	if (skb_time)
+	ooo_flows_free_all();
+	if (ooo_skb_time)
 		net_disable_timestamp();
 	genl_unregister_family(&ooo_family);
 	rcu_barrier();	/* kfree_rcu() callbacks */
-	for (i = 0; i < n_active_rps; i++)
-		if (active_rps[i]->nmissed || active_rps[i]->kp.nmissed)
+	for (i = 0; i < ooo_n_active_rps; i++)
+		if (ooo_active_rps[i]->nmissed || ooo_active_rps[i]->kp.nmissed)
 			pr_info("%s: %lu hits missed nested in another probe handler, %d for want of a kretprobe instance (maxactive %d)\n",
-				active_rps[i]->kp.symbol_name,
-				active_rps[i]->kp.nmissed, active_rps[i]->nmissed,
-				active_rps[i]->maxactive);
+				ooo_active_rps[i]->kp.symbol_name,
+				ooo_active_rps[i]->kp.nmissed,
+				ooo_active_rps[i]->nmissed,
+				ooo_active_rps[i]->maxactive);
 }
 
 module_init(ooo_init);
 module_exit(ooo_exit);
 
 MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("TCP out-of-order queue delay probe (generic netlink " TCP_OOOPROBE_GENL_NAME ")");
+MODULE_DESCRIPTION("TCP out-of-order queue delay probe (generic netlink "
+		   TCP_OOOPROBE_GENL_NAME ")");
