@@ -133,14 +133,14 @@ def apply(policy, ns_list, extra_params=None, jobs=1):
     def one(ns):
         if tool:
             proc.sh("%s --netns %s --state-dir %s --module-path %s apply %s"
-                     % (tool, ns, STATE / ns, REPO / "kmod", prof))
+                    % (tool, ns, STATE / ns, REPO / "kmod", prof))
         else:
             if policy.cc == "cocktail":
                 params = dict(policy.cocktail)
                 params.update(extra_params or {})
                 modparams.set_params(params)
             proc.sysctl(ns, "net.ipv4.tcp_slow_start_after_idle",
-                         policy.ssai)
+                        policy.ssai)
         got = proc.sysctl_get(ns, "net.ipv4.tcp_slow_start_after_idle")
         if int(got) != policy.ssai:
             raise RuntimeError("%s: tcp_slow_start_after_idle is %s in %s, "
@@ -169,4 +169,4 @@ def revert(ns_list):
     for ns in ns_list:
         if (STATE / ns).exists():
             proc.sh("%s --netns %s --state-dir %s revert" %
-                     (tool, ns, STATE / ns), check=False)
+                    (tool, ns, STATE / ns), check=False)

@@ -52,7 +52,7 @@ def tcp_pair(listener, client_ns, cc, clamp=0, nodelay=True, timeout=60):
     (Nagle off) before any data; CLAMP (bytes) is the client's
     TCP_WINDOW_CLAMP, set before connect."""
     t = proc.NsThread(client_ns, _connect, listener.addr, listener.port,
-                       clamp, timeout)
+                      clamp, timeout)
     t.start()
     listener.sock.settimeout(timeout)
     srv, _ = listener.sock.accept()

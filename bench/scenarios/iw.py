@@ -95,7 +95,7 @@ def fetch(topo, lst, variant):
     route = str(variant.route_iw) if variant.route_iw else "none"
     if _ROUTE.get(s, "none") != route:
         proc.sh("%s --netns %s --state-dir %s route --default -4 initcwnd "
-                 "%s" % (policies.tcp_tune(), s, policies.STATE / s, route))
+                "%s" % (policies.tcp_tune(), s, policies.STATE / s, route))
         _ROUTE[s] = route
     stop = threading.Event()
     srv = threading.Thread(target=traffic.serve, args=(lst, pol.cc, _page,
@@ -148,7 +148,7 @@ def run(ctx):
             pcap = REPO / "build" / "bench" / ("iw-%d.pcap" % rtt)
             block = []
             with Capture(topo.capture_ns, topo.capture_dev,
-                                      pcap, "tcp port %d" % PORT) as cap:
+                         pcap, "tcp port %d" % PORT) as cap:
                 for rep in range(ctx.reps):
                     for v in order.for_rep(variants, rep):
                         row = {"rtt_ms": rtt, "variant": v.name,
@@ -176,7 +176,7 @@ def _flights(rows, pkts, server, rtt):
     segs = (PAGE + 1447) // 1448
     by_port = {}
     for f in flights(pkts, server, idle=rtt / 2000.0,
-                                  sport=PORT):
+                     sport=PORT):
         by_port.setdefault(f[0].dport, f)
     for r in rows:
         f = by_port.get(r.get("client_port"))

@@ -236,7 +236,7 @@ class Site:
         rtt = cell[0]
         self.web = None
         self.topo = Topo(senders=2, rtt=rtt, rate="%dkbit" % RATE_KBIT,
-                               limit=LIMIT)
+                         limit=LIMIT)
         self.topo.up()
         self.s = self.topo.pairs[0]["server_ns"]
         self.lst = self.lstb = None

@@ -332,7 +332,7 @@ def one_run(ctx, probe, setting, rep, nflows, tmp):
                                    Path(err.name).read_text().strip())
             time.sleep(0.1)
         t = proc.NsThread(topo.server, socket.create_server,
-                           (topo.server_addr, PORT), backlog=64)
+                          (topo.server_addr, PORT), backlog=64)
         t.start()
         lst = t.join_result(30)
         stop = threading.Event()
@@ -343,8 +343,8 @@ def one_run(ctx, probe, setting, rep, nflows, tmp):
         sizes = sizes_for(rep, nflows)
         t0 = time.monotonic()
         workers = [proc.NsThread(topo.client, _fetch_all, topo.server_addr,
-                                  sizes[i::WORKERS], 120)
-                   for i in range(WORKERS)]
+                                 sizes[i::WORKERS], 120)
+                  for i in range(WORKERS)]
         for w in workers:
             w.start()
         got, failed = 0, []

@@ -164,7 +164,7 @@ def _variant(ctx, topo, lst, link, variant):
         if is_nginx:
             # nginx's sockets take the namespace's default algorithm
             cc = proc.sysctl_get(topo.server,
-                                  "net.ipv4.tcp_congestion_control")
+                                 "net.ipv4.tcp_congestion_control")
             if cc != pol.cc:
                 raise RuntimeError("namespace default congestion control "
                                    "is %s, %s wants %s" % (cc, pname,
@@ -178,14 +178,14 @@ def _variant(ctx, topo, lst, link, variant):
         if name == "phttp-split-nagle" and pname == "linux-default":
             pcap = REPO / "build" / "bench" / ("phttp-%s.pcap" % link)
             with Capture(topo.capture_ns, topo.capture_dev, pcap,
-                                      "tcp port %d" % PORT):
+                         "tcp port %d" % PORT):
                 t = proc.NsThread(topo.client, _retrieve, topo.server_addr,
-                                   pers, 1)
+                                  pers, 1)
                 t.start()
                 t.join_result(120)
             _seqplot(ctx, pcap, topo.server_addr, link)
         t = proc.NsThread(topo.client, _retrieve, topo.server_addr, pers,
-                           ctx.reps, port)
+                          ctx.reps, port)
         t.start()
         times = t.join_result(120 + 10 * ctx.reps)
         ctx.log("%s %-40s mean %.1f ms" % (link, label,

@@ -173,8 +173,8 @@ class Cell:
         self.prof, self.q, self.d, self.bursts = prof, q, d, bursts
         self.p = p = PROFILES[prof]
         self.topo = Topo(senders=4, rtt=2 * d,
-                               rate="%dkbit" % p["rate_kbit"],
-                               limit=p["queue_pkts"], red=(q == "red"))
+                         rate="%dkbit" % p["rate_kbit"],
+                         limit=p["queue_pkts"], red=(q == "red"))
         self.topo.up()
         self.s1 = self.topo.pairs[0]["server_ns"]
         self.lst = None
