@@ -2,7 +2,7 @@
 
     from cocktail_lab.capture import Capture, read_pcap, first_flight
 
-    with Capture(t.router, t.capture_dev, "/tmp/x.pcap", "tcp port 8000") as cap:
+    with Capture(t.router, t.capture_dev, "/tmp/x.pcap", "tcp port 80") as cap:
         ...
     pkts = read_pcap(cap.path)
     fl = first_flight(pkts, t.server_addr, after=start - 1)

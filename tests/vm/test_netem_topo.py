@@ -1,5 +1,6 @@
-"""scripts/netem-topo (and cocktail_lab.topo, its engine) does what it says: RTT, bottleneck rate, MSS-sized
-segments, loss/reorder/RED in tc, clean teardown, clean failures."""
+"""scripts/netem-topo (and cocktail_lab.topo, its engine) does what it
+says: RTT, bottleneck rate, MSS-sized segments, loss/reorder/RED in tc,
+clean teardown, clean failures."""
 import json
 import os
 import re
