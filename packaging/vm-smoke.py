@@ -24,8 +24,11 @@ import time
 from pathlib import Path
 
 TOP = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(TOP / "tests" / "vm"))
+sys.path[:0] = [str(TOP / "tests" / "vm"), str(TOP / "lab")]
 import oooprobe_lib as ol  # noqa: E402
+from cocktail_lab import modparams  # noqa: E402
+from cocktail_lab.proc import in_netns  # noqa: E402
+from cocktail_lab.topo import Link  # noqa: E402
 
 BAD = re.compile(r"WARNING:|BUG:|Oops|general protection|KASAN:|UBSAN:|Call Trace:")
 
@@ -57,11 +60,11 @@ def main():
     if ok.get("insmod_tcp_cocktail"):
         payload1, payload2 = 2_000_000, 300_000
         # uncorrelated reordering: see tests/vm/test_oooprobe_lifetime.py
-        with ol.Link("smk", rtt_ms=40, srv_netem="reorder 10%") as link:
+        with Link("smk", rtt_ms=40, srv_netem="reorder 10%") as link:
             ready = threading.Event()
 
             def server():
-                with ol.in_netns(link.srv):
+                with in_netns(link.srv):
                     ls = socket.socket()
                     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                     ls.bind((link.SRV, 5201))
@@ -81,7 +84,7 @@ def main():
             t.start()
             ready.wait(10)
             n = 0
-            with ol.in_netns(link.cli):
+            with in_netns(link.cli):
                 s = socket.create_connection((link.SRV, 5201), timeout=60)
                 while True:
                     b = s.recv(65536)
@@ -92,10 +95,9 @@ def main():
             t.join(60)
         ok["transfer_complete"] = n == payload1 + payload2
         ok["cc_is_cocktail"] = got.get("cc") == "cocktail"
-        stats = dict(ln.split() for ln in Path(
-            "/sys/module/tcp_cocktail/parameters/stats").read_text().splitlines())
-        res["cocktail_stats"] = {k: int(v) for k, v in stats.items() if int(v)}
-        ok["restart_decided"] = sum(int(stats[k]) for k in
+        stats = modparams.counters(strict=True)
+        res["cocktail_stats"] = {k: v for k, v in stats.items() if v}
+        ok["restart_decided"] = sum(stats[k] for k in
                                     ("ssr", "decay", "keep", "pace")) >= 1
     if ok.get("insmod_tcp_oooprobe"):
         g = ol.Genl()
@@ -107,13 +109,13 @@ def main():
         ok["probe_recorded_ooo"] = st.get("STAT_RANGES_RECORDED", 0) > 0 and st.get("STAT_RANGES_RELEASED", 0) > 0
         res["probe_hook"] = st.get("STAT_HOOK")
     for m in ("tcp_oooprobe", "tcp_cocktail"):
-        if Path("/sys/module", m).exists():
+        if modparams.loaded(m):
             ok["rmmod_" + m] = sh("rmmod %s" % m, check=False).returncode == 0
     if "--sig-enforce" in sys.argv:
         # Irreversible until reboot (bool_enable_only): last, separate boot.
         # An unsigned module and one signed by a key the kernel does not
         # trust must both be refused.
-        Path("/sys/module/module/parameters/sig_enforce").write_text("1\n")
+        modparams.set_param("module", "sig_enforce", 1)
         p = sh("insmod %s/tcp_cocktail.ko" % kodir, check=False)
         res["sig_enforce_unsigned"] = p.stderr.strip()
         ok["sig_enforce_refuses_unsigned"] = (

@@ -17,9 +17,11 @@ the events the kernel reported as overwritten.
 import re
 from pathlib import Path
 
+from cocktail_lab.capture import Trace, tracefs
+
 EVENTS = ("restart", "pace_end")
 BUFFER_KB = 8192
-_trace = None   # the netlab.Trace while start() is in effect
+_trace = None   # the capture.Trace while start() is in effect
 
 _LINE = re.compile(r"^\s*(?P<task>.+?)\s+\[(?P<cpu>\d+)\]\s+\S+\s+"
                    r"(?P<ts>\d+\.\d+):\s+(?P<event>[\w:]+):\s+(?P<rest>.*)$")
@@ -27,13 +29,11 @@ _KV = re.compile(r"(\w+)=(\S*)")
 
 
 def start():
-    """Clear the buffer and enable the module's events (tests/vm/netlab's
-    Trace); False when the module (or tracefs) is not there."""
+    """Clear the buffer and enable the module's events (the lab's
+    capture.Trace); False when the module (or tracefs) is not there."""
     global _trace
-    from . import netns
-    t = netns.netlab.Trace(*("tcp_cocktail/" + e for e in EVENTS),
-                           buffer_kb=BUFFER_KB)
-    t.dir = netns.netlab.tracefs()
+    t = Trace(*("tcp_cocktail/" + e for e in EVENTS), buffer_kb=BUFFER_KB)
+    t.dir = tracefs()
     if not Path(t.dir, "events", "tcp_cocktail").is_dir():
         return False
     try:

@@ -16,7 +16,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import netns, traffic
+from cocktail_lab import proc
+
+from . import traffic
 import kaconn  # noqa: E402  (tests/vm, on sys.path through netns)
 import oooprobe_lib  # noqa: E402  (tests/vm: netlink attribute parser)
 
@@ -61,7 +63,7 @@ def available():
 
 
 def version():
-    r = netns.sh("%s -v 2>&1" % BINARY, check=False)
+    r = proc.sh("%s -v 2>&1" % BINARY, check=False)
     return r.strip()
 
 
@@ -90,7 +92,7 @@ class Nginx:
                 raise RuntimeError("nginx exited %s: %s %s" % (
                     self.proc.p.returncode, "".join(self.proc.out),
                     self.errors()))
-            t = netns.NsThread(self.ns, _try_connect, self.addr, self.port)
+            t = proc.NsThread(self.ns, _try_connect, self.addr, self.port)
             t.start()
             if t.join_result(30):
                 return self
@@ -186,7 +188,7 @@ class Diag:
     namespace's sockets)."""
 
     def __init__(self, ns):
-        t = netns.NsThread(ns, _diag_socket)
+        t = proc.NsThread(ns, _diag_socket)
         t.start()
         self.sock = t.join_result(30)
 

@@ -11,10 +11,11 @@ import concurrent.futures
 import os
 from pathlib import Path
 
-from . import ktrace, netns
+from cocktail_lab import modparams, proc
+
+from . import ktrace
 
 REPO = Path(__file__).resolve().parents[2]
-PARAMS = Path("/sys/module/tcp_cocktail/parameters")
 KO = REPO / "kmod" / "tcp_cocktail.ko"
 
 
@@ -70,14 +71,14 @@ BASELINE = "linux-default"
 
 def cocktail_status():
     """(usable, reason): the module is loaded, or loadable from kmod/."""
-    if PARAMS.is_dir():
+    if modparams.has_params():
         return True, "loaded"
     if not KO.exists():
         return False, "kmod/tcp_cocktail.ko not built (module not landed)"
     if os.geteuid() != 0:
         return False, "not root"
-    r = netns.sh("insmod %s" % KO, check=False)
-    if PARAMS.is_dir():
+    r = proc.sh("insmod %s" % KO, check=False)
+    if modparams.has_params():
         return True, "loaded from kmod/"
     return False, "insmod kmod/tcp_cocktail.ko failed"
 
@@ -91,7 +92,7 @@ def available(names=None, log=print):
     want = [BY_NAME[n] for n in names] if names else ALL
     ok, why = cocktail_status() if any(p.cc == "cocktail" for p in want) \
         else (True, "")
-    netns.sh("modprobe tcp_bbr", check=False)
+    proc.sh("modprobe tcp_bbr", check=False)
     avail = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
     kernel_ccs = avail.read_text().split() if avail.exists() else []
     out = []
@@ -103,43 +104,6 @@ def available(names=None, log=print):
         else:
             out.append(p)
     return out
-
-
-def set_params(values):
-    for k, v in values.items():
-        (PARAMS / k).write_text("%s\n" % v)
-
-
-def get_params():
-    if not PARAMS.is_dir():
-        return {}
-    out = {}
-    for f in sorted(PARAMS.iterdir()):
-        try:
-            out[f.name] = f.read_text().strip()
-        except OSError:
-            pass
-    return out
-
-
-def counters():
-    """The module's read-only counters ({name: int}), {} when unloaded."""
-    try:
-        text = (PARAMS / "stats").read_text()
-    except OSError:
-        return {}
-    out = {}
-    for ln in text.splitlines():
-        parts = ln.split()
-        if len(parts) == 2 and parts[1].lstrip("-").isdigit():
-            out[parts[0]] = int(parts[1])
-    return out
-
-
-def counter_delta(before, after):
-    """Counters that changed between two counters() snapshots."""
-    return {k: after[k] - before.get(k, 0) for k in after
-            if after[k] != before.get(k, 0)}
 
 
 def tcp_tune():
@@ -183,16 +147,16 @@ def apply(policy, ns_list, extra_params=None, jobs=1):
 
     def one(ns):
         if tool:
-            netns.sh("%s --netns %s --state-dir %s --module-path %s apply %s"
-                     % (tool, ns, STATE / ns, REPO / "kmod", prof))
+            proc.sh("%s --netns %s --state-dir %s --module-path %s apply %s"
+                    % (tool, ns, STATE / ns, REPO / "kmod", prof))
         else:
             if policy.cc == "cocktail":
                 params = dict(policy.cocktail)
                 params.update(extra_params or {})
-                set_params(params)
-            netns.sysctl(ns, "net.ipv4.tcp_slow_start_after_idle",
-                         policy.ssai)
-        got = netns.sysctl_get(ns, "net.ipv4.tcp_slow_start_after_idle")
+                modparams.set_params(params)
+            proc.sysctl(ns, "net.ipv4.tcp_slow_start_after_idle",
+                        policy.ssai)
+        got = proc.sysctl_get(ns, "net.ipv4.tcp_slow_start_after_idle")
         if int(got) != policy.ssai:
             raise RuntimeError("%s: tcp_slow_start_after_idle is %s in %s, "
                                "wanted %d" % (policy.name, got, ns,
@@ -203,7 +167,7 @@ def apply(policy, ns_list, extra_params=None, jobs=1):
     if policy.cc == "cocktail":
         want = dict(policy.cocktail)
         want.update(extra_params or {})
-        have = get_params()
+        have = modparams.get_params()
         for k, v in sorted(want.items()):
             if str(have.get(k)) != str(v):
                 raise RuntimeError("tcp_cocktail.%s is %r, wanted %r" %
@@ -219,5 +183,5 @@ def revert(ns_list):
         return
     for ns in ns_list:
         if (STATE / ns).exists():
-            netns.sh("%s --netns %s --state-dir %s revert" %
-                     (tool, ns, STATE / ns), check=False)
+            proc.sh("%s --netns %s --state-dir %s revert" %
+                    (tool, ns, STATE / ns), check=False)

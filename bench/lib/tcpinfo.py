@@ -1,8 +1,13 @@
 """TCP_INFO and congestion control of a socket.  The struct tcp_info
 parser is tests/vm/kaconn.py's (owned by the netem-topo engineer)."""
 import socket
+import sys
+from pathlib import Path
 
-from . import netns  # noqa: F401  (puts tests/vm on sys.path)
+# kaconn (and oooprobe_lib, for bench/lib/nginx.py) live in tests/vm
+_VM = str(Path(__file__).resolve().parents[2] / "tests" / "vm")
+if _VM not in sys.path:
+    sys.path.insert(0, _VM)
 import kaconn  # noqa: E402
 
 TCP_CONGESTION = kaconn.TCP_CONGESTION

@@ -1,5 +1,5 @@
 """Traffic for the bench, in one Python process: sockets are created by
-threads that entered the right network namespace (netns.NsThread); once
+threads that entered the right network namespace (proc.NsThread); once
 created they work from any thread, so sender, receiver and cross traffic
 share one monotonic clock and no process start-up (2+ s under TCG) sits
 inside a measurement.
@@ -11,7 +11,9 @@ import socket
 import threading
 import time
 
-from . import netns, tcpinfo
+from cocktail_lab import proc
+
+from . import tcpinfo
 
 
 def _listen(addr, port):
@@ -35,7 +37,7 @@ class Listener:
     """A listening socket created inside netns NS."""
 
     def __init__(self, ns, addr, port):
-        t = netns.NsThread(ns, _listen, addr, port)
+        t = proc.NsThread(ns, _listen, addr, port)
         t.start()
         self.sock = t.join_result(30)
         self.addr, self.port = addr, port
@@ -49,8 +51,8 @@ def tcp_pair(listener, client_ns, cc, clamp=0, nodelay=True, timeout=60):
     LISTENER.  The server side gets congestion control CC and TCP_NODELAY
     (Nagle off) before any data; CLAMP (bytes) is the client's
     TCP_WINDOW_CLAMP, set before connect."""
-    t = netns.NsThread(client_ns, _connect, listener.addr, listener.port,
-                       clamp, timeout)
+    t = proc.NsThread(client_ns, _connect, listener.addr, listener.port,
+                      clamp, timeout)
     t.start()
     listener.sock.settimeout(timeout)
     srv, _ = listener.sock.accept()
@@ -143,10 +145,10 @@ class CrossTraffic:
         self.socks = []
         self.sinks = []
         for sns, rns, raddr in flows:
-            t = netns.NsThread(rns, _udp, (raddr, port))
+            t = proc.NsThread(rns, _udp, (raddr, port))
             t.start()
             self.sinks.append(t.join_result(30))
-            t = netns.NsThread(sns, _udp)
+            t = proc.NsThread(sns, _udp)
             t.start()
             self.socks.append((t.join_result(30), (raddr, port)))
         self._stop = threading.Event()

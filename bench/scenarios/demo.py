@@ -43,7 +43,9 @@ import platform
 import statistics
 from pathlib import Path
 
-from bench.lib import netns, policies, table
+from bench.lib import policies, table
+from cocktail_lab import modparams as lab_params, proc
+from cocktail_lab.topo import Topo
 
 # the link and the fetch; --only KEY=VALUE overrides (values as the CLI
 # spells them)
@@ -104,24 +106,24 @@ def variants(names):
 
 
 def setup_modules():
-    netns.sh("modprobe tcp_bbr")
-    if not policies.PARAMS.is_dir():
+    proc.sh("modprobe tcp_bbr")
+    if not lab_params.has_params():
         if not policies.KO.exists():
             raise SystemExit("demo: %s is not built (run make)" %
                              policies.KO)
-        netns.sh("insmod %s" % policies.KO)
-    allowed = netns.sh("sysctl -n net.ipv4.tcp_allowed_congestion_control"
+        proc.sh("insmod %s" % policies.KO)
+    allowed = proc.sh("sysctl -n net.ipv4.tcp_allowed_congestion_control"
                        ).split()
     for cc in ("bbr", "cocktail"):
         if cc not in allowed:
             allowed.append(cc)
-    netns.sh("sysctl -qw net.ipv4.tcp_allowed_congestion_control='%s'" %
+    proc.sh("sysctl -qw net.ipv4.tcp_allowed_congestion_control='%s'" %
              " ".join(allowed))
-    policies.set_params(SETUP)
+    lab_params.set_params(SETUP)
 
 
 def modparams():
-    return {k: v for k, v in policies.get_params().items() if k != "stats"}
+    return {k: v for k, v in lab_params.get_params().items() if k != "stats"}
 
 
 def measure(ctx, s, pols, reps, setting=None, prior=()):
@@ -134,7 +136,7 @@ def measure(ctx, s, pols, reps, setting=None, prior=()):
     rows = []
     defaults = modparams()
     pre = {} if setting is None else {"setting": setting}
-    with netns.netlab.Topo(rtt=s["rtt_ms"], rate=s["rate"],
+    with Topo(rtt=s["rtt_ms"], rate=s["rate"],
                            limit=s["limit"]) as t:
         bps = t.info["params"]["rate_bps"]
         ports = {}
@@ -148,9 +150,9 @@ def measure(ctx, s, pols, reps, setting=None, prior=()):
                 t.sysctl(t.server, "net.ipv4.tcp_slow_start_after_idle",
                          p.ssai)
                 # each policy starts from the module's parameters at setup
-                policies.set_params({k: p.cocktail.get(k, defaults[k])
+                lab_params.set_params({k: p.cocktail.get(k, defaults[k])
                                      for k in RESET})
-                policies.set_params(p.cocktail)
+                lab_params.set_params(p.cocktail)
                 r = t.ka_client(port=ports[p.name], segments=s["segments"],
                                 idle=s["idle_s"], warm_segs=warm_segs,
                                 warm_fetches=warm_fetches)

@@ -16,8 +16,11 @@ import socket
 import threading
 import time
 
-from bench.lib import (netns, order, plot, policies, published, stats, table,
+from bench.lib import (order, plot, policies, published, stats, table,
                        traffic)
+from cocktail_lab import proc
+from cocktail_lab.capture import Capture, flights
+from cocktail_lab.topo import REPO, Topo
 
 PAGE = 34 * 1024
 PORT = 5002
@@ -92,15 +95,15 @@ def fetch(topo, lst, variant):
                             else None)
     route = str(variant.route_iw) if variant.route_iw else "none"
     if _ROUTE.get(s, "none") != route:
-        netns.sh("%s --netns %s --state-dir %s route --default -4 initcwnd "
-                 "%s" % (policies.tcp_tune(), s, policies.STATE / s, route))
+        proc.sh("%s --netns %s --state-dir %s route --default -4 initcwnd "
+                "%s" % (policies.tcp_tune(), s, policies.STATE / s, route))
         _ROUTE[s] = route
     stop = threading.Event()
     srv = threading.Thread(target=traffic.serve, args=(lst, pol.cc, _page,
                                                         stop), daemon=True)
     srv.start()
     try:
-        t = netns.NsThread(cl, _connect_and_fetch, topo.server_addr, 60)
+        t = proc.NsThread(cl, _connect_and_fetch, topo.server_addr, 60)
         t.start()
         t0, t1, t_last, port = t.join_result(90)
     finally:
@@ -124,7 +127,7 @@ def run(ctx):
     names = ctx.only.get("variant")
     if names:
         variants = [v for v in variants if v.name in names]
-    netns.sh("modprobe tcp_bbr", check=False)
+    proc.sh("modprobe tcp_bbr", check=False)
     rows = []
     rtts = [rtt for rtt in g["rtts"] if "rtt_ms" not in ctx.only or
             str(rtt) in ctx.only["rtt_ms"]]
@@ -135,11 +138,11 @@ def run(ctx):
                 if not ctx.skip(variant=v.name, rtt_ms=rtt, rep=rep)]
         if not todo:
             continue
-        topo = netns.topo(rtt=rtt, rate=RATE, limit=100)
+        topo = Topo(rtt=rtt, rate=RATE, limit=100)
         topo.up()
         try:
             for ns in (topo.server, topo.client):
-                netns.sysctl(ns, "net.ipv4.tcp_no_metrics_save", 1)
+                proc.sysctl(ns, "net.ipv4.tcp_no_metrics_save", 1)
             ctx.tc.append({"rtt_ms": rtt, "netem_topo": topo.args(),
                            "tc": topo.info["tc"]})
             lst = traffic.Listener(topo.server, topo.server_addr, PORT)
@@ -149,10 +152,10 @@ def run(ctx):
                 fetch(topo, lst, variants[0])
             except (OSError, RuntimeError, TimeoutError) as e:
                 ctx.note("warm-up fetch at %d ms failed: %s" % (rtt, e))
-            pcap = netns.REPO / "build" / "bench" / ("iw-%d.pcap" % rtt)
+            pcap = REPO / "build" / "bench" / ("iw-%d.pcap" % rtt)
             block = []
-            with netns.netlab.Capture(topo.capture_ns, topo.capture_dev,
-                                      pcap, "tcp port %d" % PORT) as cap:
+            with Capture(topo.capture_ns, topo.capture_dev,
+                         pcap, "tcp port %d" % PORT) as cap:
                 for rep, v in todo:
                     row = {"rtt_ms": rtt, "variant": v.name,
                            "policy": v.name, "iw": IW_OF[v.name],
@@ -179,8 +182,8 @@ def _flights(rows, pkts, server, rtt):
     """First flight size and wire retransmissions per fetch, by port."""
     segs = (PAGE + 1447) // 1448
     by_port = {}
-    for f in netns.netlab.flights(pkts, server, idle=rtt / 2000.0,
-                                  sport=PORT):
+    for f in flights(pkts, server, idle=rtt / 2000.0,
+                     sport=PORT):
         by_port.setdefault(f[0].dport, f)
     for r in rows:
         f = by_port.get(r.get("client_port"))

@@ -35,8 +35,10 @@ batch_cpu_busy).
 """
 import time
 
-from bench.lib import (netns, nginx, order, parallel, plot, policies, rules,
+from bench.lib import (nginx, order, parallel, plot, policies, rules,
                        stats, table, tcpinfo, traffic)
+from cocktail_lab import proc
+from cocktail_lab.topo import Topo, bottleneck_drops
 
 RATE_KBIT = 20000
 LIMIT = 170
@@ -114,7 +116,7 @@ class NginxConn:
     def __init__(self, topo, pol):
         s, c = topo.pairs[0]["server_ns"], topo.pairs[0]["client_ns"]
         addr = topo.pairs[0]["server_addr"]
-        t = netns.NsThread(c, traffic._connect, addr, NGINX_PORT, 0, 120)
+        t = proc.NsThread(c, traffic._connect, addr, NGINX_PORT, 0, 120)
         t.start()
         self.cli = t.join_result(120)
         self.rport = self.cli.getsockname()[1]
@@ -163,7 +165,7 @@ def one_conn(topo, open_conn, lst_bulk, pol, rtt, comp, size_kb, think,
         conn = open_conn(pol)
         conn.request(WARM)
         traffic.wait_acked_by(conn.info, 10)
-        drops0 = netns.bottleneck_drops(topo)
+        drops0 = bottleneck_drops(topo)
         for i in range(reqs):
             time.sleep(think)
             before = conn.info()
@@ -178,7 +180,7 @@ def one_conn(topo, open_conn, lst_bulk, pol, rtt, comp, size_kb, think,
                         "rto_ms": before["rto"] / 1000.0,
                         "srtt_ms": round(before["rtt"] / 1000.0, 1),
                         "min_rtt_ms": round(before["min_rtt"] / 1000.0, 1)})
-        drops = netns.bottleneck_drops(topo) - drops0
+        drops = bottleneck_drops(topo) - drops0
         for r in out:
             r["cell_drops"] = drops
             r["ca"] = conn.ca
@@ -237,14 +239,14 @@ class Site:
         self.cell = cell
         rtt = cell[0]
         self.web = None
-        self.topo = netns.topo(senders=2, rtt=rtt, rate="%dkbit" % RATE_KBIT,
-                               limit=LIMIT)
+        self.topo = Topo(senders=2, rtt=rtt, rate="%dkbit" % RATE_KBIT,
+                         limit=LIMIT)
         self.topo.up()
         self.s = self.topo.pairs[0]["server_ns"]
         self.lst = self.lstb = None
         try:
             for ns in (self.s, self.topo.pairs[1]["server_ns"]):
-                netns.sysctl(ns, "net.ipv4.tcp_no_metrics_save", 1)
+                proc.sysctl(ns, "net.ipv4.tcp_no_metrics_save", 1)
             ctx.tc.append({"rtt_ms": rtt, "netem_topo": self.topo.args(),
                            "tc": self.topo.info["tc"]})
             self.lst = traffic.Listener(self.s,

@@ -36,7 +36,9 @@ import threading
 import time
 from pathlib import Path
 
-from bench.lib import netns, published, stats, table
+from bench.lib import published, stats, table
+from cocktail_lab import proc
+from cocktail_lab.topo import Topo
 
 REPO = Path(__file__).resolve().parents[2]
 DAEMON = REPO / "daemon" / "oooprobed"
@@ -276,7 +278,7 @@ class Probe:
     def __init__(self):
         self.loaded_here = False
         if not PARAMS.is_dir():
-            netns.sh("insmod %s flows=all" % KO)
+            proc.sh("insmod %s flows=all" % KO)
             self.loaded_here = True
         self.old = {k: (PARAMS / k).read_text().strip() for k in self.FILTERS}
         self.set("flows", "all")
@@ -296,7 +298,7 @@ class Probe:
 
     def close(self):
         if self.loaded_here:
-            netns.sh("rmmod tcp_oooprobe", check=False)
+            proc.sh("rmmod tcp_oooprobe", check=False)
             return
         for k, v in self.old.items():
             (PARAMS / k).write_text("%s\n" % v)
@@ -308,11 +310,11 @@ def _tc_lines(info):
 
 def one_run(ctx, probe, setting, rep, nflows, tmp):
     opts = dict(SETTINGS[setting], rate=RATE, limit=LIMIT)
-    topo = netns.topo(**opts)
+    topo = Topo(**opts)
     topo.up()
     daemon = None
     try:
-        netns.sysctl(topo.server, "net.ipv4.tcp_no_metrics_save", 1)
+        proc.sysctl(topo.server, "net.ipv4.tcp_no_metrics_save", 1)
         ctx.tc.append({"setting": setting, "rep": rep,
                        "netem_topo": topo.args(), "tc": topo.info["tc"]})
         probe.set("netns", os.stat("/run/netns/%s" % topo.client).st_ino)
@@ -330,8 +332,8 @@ def one_run(ctx, probe, setting, rep, nflows, tmp):
                 raise RuntimeError("oooprobed did not start: %s" %
                                    Path(err.name).read_text().strip())
             time.sleep(0.1)
-        t = netns.NsThread(topo.server, socket.create_server,
-                           (topo.server_addr, PORT), backlog=64)
+        t = proc.NsThread(topo.server, socket.create_server,
+                          (topo.server_addr, PORT), backlog=64)
         t.start()
         lst = t.join_result(30)
         stop = threading.Event()
@@ -341,9 +343,9 @@ def one_run(ctx, probe, setting, rep, nflows, tmp):
         srv.start()
         sizes = sizes_for(rep, nflows)
         t0 = time.monotonic()
-        workers = [netns.NsThread(topo.client, _fetch_all, topo.server_addr,
-                                  sizes[i::WORKERS], 120)
-                   for i in range(WORKERS)]
+        workers = [proc.NsThread(topo.client, _fetch_all, topo.server_addr,
+                                 sizes[i::WORKERS], 120)
+                  for i in range(WORKERS)]
         for w in workers:
             w.start()
         got, failed = 0, []
@@ -355,7 +357,7 @@ def one_run(ctx, probe, setting, rep, nflows, tmp):
         # every client socket closed = every FLOW event emitted
         end = time.monotonic() + 60
         while True:
-            t = netns.NsThread(topo.client, _open_tcp, PORT)
+            t = proc.NsThread(topo.client, _open_tcp, PORT)
             t.start()
             if t.join_result(30) == 0 or time.monotonic() > end:
                 break

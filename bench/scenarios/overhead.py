@@ -8,13 +8,15 @@ ratio = median throughput / reno's median (oooprobe: / cubic without it).
 import json
 import time
 
-from bench.lib import netns, order, plot, policies, stats, table
+from bench.lib import order, plot, policies, stats, table
+from cocktail_lab import modparams, proc
+from cocktail_lab.topo import REPO, Topo
 
 FULL = dict(rounds=5, secs=5)
 QUICK = dict(rounds=1, secs=2)
 PORT = 5201
 RESUME_KEY = ("variant", "round")
-OOO_KO = netns.REPO / "kmod" / "tcp_oooprobe.ko"
+OOO_KO = REPO / "kmod" / "tcp_oooprobe.ko"
 
 
 def iperf(topo, cc, secs):
@@ -44,7 +46,7 @@ def iperf(topo, cc, secs):
 
 
 def ooo_loaded():
-    return (netns.Path("/sys/module/tcp_oooprobe")).is_dir()
+    return modparams.loaded(modparams.OOOPROBE)
 
 
 def run(ctx):
@@ -64,7 +66,7 @@ def run(ctx):
             else "tcp_oooprobe already loaded by someone else"))
     rows = []
     ctx.grid(ctx.reps * len(variants))
-    topo = netns.topo(rtt=0, rate="100gbit", limit=10000)
+    topo = Topo(rtt=0, rate="100gbit", limit=10000)
     topo.up()
     try:
         ctx.tc.append({"netem_topo": topo.args(), "tc": topo.info["tc"]})
@@ -79,13 +81,13 @@ def run(ctx):
                     if pol.name != "reno":
                         row["params"] = policies.apply(pol, [topo.server])
                     if ooo:
-                        netns.sh("insmod %s" % OOO_KO)
+                        proc.sh("insmod %s" % OOO_KO)
                     row.update(iperf(topo, pol.cc, g["secs"]))
                 except (OSError, RuntimeError, ValueError, KeyError) as e:
                     row["error"] = "%s: %s" % (type(e).__name__, e)
                 finally:
                     if ooo and ooo_loaded():
-                        netns.sh("rmmod tcp_oooprobe", check=False)
+                        proc.sh("rmmod tcp_oooprobe", check=False)
                 rows.append(row)
                 ctx.log("%-24s %s Mbit/s" % (name, row.get("mbit_s")))
                 ctx.tick()

@@ -23,8 +23,11 @@ import socket
 import threading
 import time
 
-from bench.lib import (netns, nginx, plot, policies, published, stats,
+from bench.lib import (nginx, plot, policies, published, stats,
                        table, traffic)
+from cocktail_lab import proc
+from cocktail_lab.capture import Capture, data_segments, read_pcap
+from cocktail_lab.topo import REPO, Topo
 
 DOCS = [6651, 3883, 1866]
 PORT = 5004
@@ -130,11 +133,11 @@ def run(ctx):
                 if not ctx.skip(link=link, variant=_label(v))]
         if not todo:
             continue
-        topo = netns.topo(limit=1000, **LINKS[link])
+        topo = Topo(limit=1000, **LINKS[link])
         topo.up()
         web = None
         try:
-            netns.sysctl(topo.server, "net.ipv4.tcp_no_metrics_save", 1)
+            proc.sysctl(topo.server, "net.ipv4.tcp_no_metrics_save", 1)
             ctx.tc.append({"link": link, "netem_topo": topo.args(),
                            "tc": topo.info["tc"]})
             lst = traffic.Listener(topo.server, topo.server_addr, PORT)
@@ -175,8 +178,8 @@ def _variant(ctx, topo, lst, link, variant):
         applied = policies.apply(pol, [topo.server], params)
         if is_nginx:
             # nginx's sockets take the namespace's default algorithm
-            cc = netns.sysctl_get(topo.server,
-                                  "net.ipv4.tcp_congestion_control")
+            cc = proc.sysctl_get(topo.server,
+                                 "net.ipv4.tcp_congestion_control")
             if cc != pol.cc:
                 raise RuntimeError("namespace default congestion control "
                                    "is %s, %s wants %s" % (cc, pname,
@@ -188,16 +191,16 @@ def _variant(ctx, topo, lst, link, variant):
             srv.start()
         port = NGINX_PORT if is_nginx else PORT
         if name == "phttp-split-nagle" and pname == "linux-default":
-            pcap = netns.REPO / "build" / "bench" / ("phttp-%s.pcap" % link)
-            with netns.netlab.Capture(topo.capture_ns, topo.capture_dev, pcap,
-                                      "tcp port %d" % PORT):
-                t = netns.NsThread(topo.client, _retrieve, topo.server_addr,
-                                   pers, 1)
+            pcap = REPO / "build" / "bench" / ("phttp-%s.pcap" % link)
+            with Capture(topo.capture_ns, topo.capture_dev, pcap,
+                         "tcp port %d" % PORT):
+                t = proc.NsThread(topo.client, _retrieve, topo.server_addr,
+                                  pers, 1)
                 t.start()
                 t.join_result(120)
             _seqplot(ctx, pcap, topo.server_addr, link)
-        t = netns.NsThread(topo.client, _retrieve, topo.server_addr, pers,
-                           ctx.reps, port)
+        t = proc.NsThread(topo.client, _retrieve, topo.server_addr, pers,
+                          ctx.reps, port)
         t.start()
         times = t.join_result(120 + 10 * ctx.reps)
         ctx.log("%s %-40s mean %.1f ms" % (link, label,
@@ -214,8 +217,8 @@ def _variant(ctx, topo, lst, link, variant):
 
 
 def _seqplot(ctx, pcap, server, link):
-    pkts = netns.netlab.read_pcap(str(pcap))
-    segs = netns.netlab.data_segments(pkts, server, PORT)
+    pkts = read_pcap(str(pcap))
+    segs = data_segments(pkts, server, PORT)
     if not segs:
         return
     t0 = segs[0].ts

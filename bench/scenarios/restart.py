@@ -38,8 +38,10 @@ as without --jobs.
 import itertools
 import time
 
-from bench.lib import (netns, order, parallel, plot, policies, published,
+from bench.lib import (order, parallel, plot, policies, published,
                        rules, stats, table, traffic)
+from cocktail_lab import modparams, proc
+from cocktail_lab.topo import Topo, bottleneck_drops
 
 PROFILES = {
     "chan2m": dict(rate_kbit=2000, queue_pkts=15, clamp_segs=22,
@@ -93,7 +95,7 @@ def one_run(topo, lst, p, pol, burst, delay_ms, params):
         cross.start()                       # idle period begins
         # slow bookkeeping (a tc process: seconds on a loaded TCG host)
         # happens inside the idle period, then sleep to its planned end
-        drops0 = netns.bottleneck_drops(topo)
+        drops0 = bottleneck_drops(topo)
         idle = IDLE_RTO * rto_s - before["last_data_sent"] / 1000.0
         left = t_idle0 + idle - time.monotonic()
         if left > 0:
@@ -107,7 +109,7 @@ def one_run(topo, lst, p, pol, burst, delay_ms, params):
             "ideal_s": round(ideal_s(p, delay_ms, burst, mss), 6),
             "burst_retrans": after["total_retrans"] - before["total_retrans"],
             "warm_retrans": before["total_retrans"],
-            "bottleneck_drops": netns.bottleneck_drops(topo) - drops0,
+            "bottleneck_drops": bottleneck_drops(topo) - drops0,
             "mss": mss,
             "rto_ms": round(rto_s * 1000, 1),
             "idle_s": round(t0 - t_idle0 + before["last_data_sent"] / 1000.0,
@@ -171,16 +173,16 @@ class Cell:
     def __init__(self, ctx, prof, q, d, bursts):
         self.prof, self.q, self.d, self.bursts = prof, q, d, bursts
         self.p = p = PROFILES[prof]
-        self.topo = netns.topo(senders=4, rtt=2 * d,
-                               rate="%dkbit" % p["rate_kbit"],
-                               limit=p["queue_pkts"], red=(q == "red"))
+        self.topo = Topo(senders=4, rtt=2 * d,
+                         rate="%dkbit" % p["rate_kbit"],
+                         limit=p["queue_pkts"], red=(q == "red"))
         self.topo.up()
         self.s1 = self.topo.pairs[0]["server_ns"]
         self.lst = None
         try:
             for ns in (self.s1, self.topo.pairs[0]["client_ns"]):
-                netns.sysctl(ns, "net.ipv4.tcp_no_metrics_save", 1)
-                netns.sysctl(ns, "net.ipv4.tcp_timestamps", p["timestamps"])
+                proc.sysctl(ns, "net.ipv4.tcp_no_metrics_save", 1)
+                proc.sysctl(ns, "net.ipv4.tcp_timestamps", p["timestamps"])
             ctx.tc.append({"profile": prof, "queue": q, "delay_ms": d,
                            "netem_topo": self.topo.args(),
                            "tc": self.topo.info["tc"]})
@@ -214,11 +216,11 @@ def _batch(cells, pol, burst, params, base):
     Every row carries the batch size, the VM's CPU load over the batch
     and the module's counter changes (module counters are global, so in a
     batch of several cells they sum over the batch)."""
-    c0 = policies.counters()
+    c0 = modparams.counters()
     rows, busy = parallel.side_by_side(
         lambda i, c: c.run(pol, burst, params, base), cells)
     counters = " ".join("%s=%d" % kv for kv in sorted(
-        policies.counter_delta(c0, policies.counters()).items()))
+        modparams.counter_delta(c0, modparams.counters()).items()))
     for row in rows:
         row.update(batch_cells=len(cells), batch_cpu_busy=busy)
         if pol.cc == "cocktail":
@@ -234,7 +236,7 @@ def run(ctx):
     if not pols:
         raise SystemExit("restart: no policy can run here")
     ctx.extra["policies"] = [p.name for p in pols]
-    ctx.extra["cocktail_params_at_start"] = policies.get_params()
+    ctx.extra["cocktail_params_at_start"] = modparams.get_params()
     ctx.extra["jobs"] = ctx.jobs
     rows = []
     # with --append, batches and repetitions continue the earlier run's

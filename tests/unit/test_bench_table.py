@@ -155,12 +155,12 @@ def test_ktrace_parse_attributes_events_to_the_marked_policy():
 
 
 def test_ktrace_stop_writes_files_and_counts_lost(tmp_path):
-    from bench.lib import ktrace, netns
+    from bench.lib import ktrace
+    from cocktail_lab.capture import Trace
     fake = tmp_path / "tracing"
     for e in ktrace.EVENTS:
         (fake / "events" / "tcp_cocktail" / e).mkdir(parents=True)
-    trace = netns.netlab.Trace(*("tcp_cocktail/" + e
-                                 for e in ktrace.EVENTS))
+    trace = Trace(*("tcp_cocktail/" + e for e in ktrace.EVENTS))
     trace.dir = str(fake)
     (fake / "trace").write_text(TRACE)
     out = tmp_path / "out"

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+# module_loaded: the tests import it from here
+from cocktail_lab.modparams import loaded as module_loaded
+
 REPO = Path(__file__).resolve().parents[2]
 KMOD = REPO / "kmod"
 
@@ -50,10 +53,6 @@ def dmesg_clean(request):
                     (request.module.__name__, "\n".join(new[-60:])))
 
 
-def module_loaded(name):
-    return Path("/sys/module", name).is_dir()
-
-
 def insmod(name, **params):
     """Load kmod/<name>.ko (the built module, never an installed one)."""
     ko = KMOD / (name + ".ko")
@@ -65,13 +64,3 @@ def insmod(name, **params):
 def rmmod(name):
     if module_loaded(name):
         subprocess.run(["rmmod", name], check=True)
-
-
-def set_param(module, param, value):
-    Path("/sys/module/%s/parameters/%s" % (module, param)).write_text(
-        "%s\n" % value)
-
-
-def get_param(module, param):
-    return Path("/sys/module/%s/parameters/%s" %
-                (module, param)).read_text().strip()

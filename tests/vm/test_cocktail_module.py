@@ -32,7 +32,6 @@ import time
 from pathlib import Path
 
 MOD = "tcp_cocktail"
-PARAMS = Path("/sys/module", MOD, "parameters")
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
 TCP_INFO = getattr(socket, "TCP_INFO", 11)
 
@@ -322,7 +321,10 @@ if __name__ == "__main__":
 
 import pytest  # noqa: E402
 
-from conftest import KMOD, insmod, rmmod, sh, module_loaded  # noqa: E402
+from cocktail_lab.modparams import (counters, get_param,  # noqa: E402
+                                    loaded, params_dir, refcnt, write_param)
+from cocktail_lab.topo import Pair  # noqa: E402
+from conftest import KMOD, insmod, rmmod, sh  # noqa: E402
 
 KO = KMOD / (MOD + ".ko")
 SELF = Path(__file__).resolve()
@@ -383,42 +385,11 @@ def delete_module():
     return 0 if r == 0 else ctypes.get_errno()
 
 
-def read_param(name):
-    return (PARAMS / name).read_text().strip()
-
-
-def write_param(name, value):
-    """Write like `echo value > file`; return errno (0 on success)."""
-    try:
-        fd = os.open(str(PARAMS / name), os.O_WRONLY)
-    except OSError as e:
-        return e.errno
-    try:
-        os.write(fd, (value + "\n").encode())
-        return 0
-    except OSError as e:
-        return e.errno
-    finally:
-        os.close(fd)
-
-
-def stats():
-    out = {}
-    for line in read_param("stats").splitlines():
-        name, value = line.split()
-        out[name] = int(value)
-    return out
-
-
-def refcnt():
-    return int(Path("/sys/module", MOD, "refcnt").read_text())
-
-
 def wait_unused(timeout=20):
     end = time.monotonic() + timeout
-    while refcnt() and time.monotonic() < end:
+    while refcnt(MOD) and time.monotonic() < end:
         time.sleep(0.2)
-    return refcnt()
+    return refcnt(MOD)
 
 
 @pytest.fixture
@@ -433,24 +404,13 @@ def fresh():
 
 @pytest.fixture
 def pair():
-    """Two namespaces joined by veth: returns (ns_a, ns_b); a = server
-    198.18.200.1 / fd00:cc:200::1, b = client .2 / ::2."""
-    tag = "%x" % (os.getpid() & 0xffff)
-    a, b = "ckma" + tag, "ckmb" + tag
-    for ns in (a, b):
-        sh("ip netns del %s" % ns, check=False)
-        sh("ip netns add %s && ip -n %s link set lo up" % (ns, ns))
-    sh("ip link add ckv%s netns %s type veth peer name ckv%s netns %s" %
-       (tag, a, tag, b))
-    sh("ip -n %s addr add 198.18.200.1/24 dev ckv%s" % (a, tag))
-    sh("ip -n %s addr add 198.18.200.2/24 dev ckv%s" % (b, tag))
-    sh("ip -n %s addr add fd00:cc:200::1/64 dev ckv%s nodad" % (a, tag))
-    sh("ip -n %s addr add fd00:cc:200::2/64 dev ckv%s nodad" % (b, tag))
-    sh("ip -n %s link set ckv%s up && ip -n %s link set ckv%s up" %
-       (a, tag, b, tag))
-    yield a, b, "ckv" + tag
-    for ns in (a, b):
-        sh("ip netns del %s" % ns, check=False)
+    """Two namespaces joined by veth, unshaped, offloads as the kernel sets
+    them (topo.Pair): returns (ns_a, ns_b, dev); a = server 198.18.200.1 /
+    fd00:cc:200::1, b = client .2 / ::2, dev the interface on both sides."""
+    dev = "ckv%x" % (os.getpid() & 0xffff)
+    with Pair(rtt=0, subnet=200, server_dev=dev, client_dev=dev,
+              mss_skbs=False) as p:
+        yield p.server, p.client, dev
 
 
 def in_ns(ns, *args):
@@ -552,13 +512,13 @@ def test_modinfo_lists_every_parameter_with_description():
 
 def test_defaults_and_valid_values_read_back(fresh):
     for name, want in DEFAULTS.items():
-        assert read_param(name) == want, name
+        assert get_param(MOD, name) == want, name
     for name, pairs in VALID.items():
         for value, shown in pairs:
-            assert write_param(name, value) == 0, (name, value)
-            assert read_param(name) == shown, (name, value)
+            assert write_param(MOD, name, value) == 0, (name, value)
+            assert get_param(MOD, name) == shown, (name, value)
     for p in ALL_PARAMS:
-        mode = (PARAMS / p).stat().st_mode & 0o777
+        mode = (params_dir(MOD) / p).stat().st_mode & 0o777
         assert mode == (0o444 if p == "stats" else 0o644), (p, oct(mode))
 
 
@@ -568,17 +528,17 @@ def test_invalid_sysfs_writes_fail_and_keep_old_value(fresh):
             "queue_pct": "333", "cwv": "2", "pace_iw": "1",
             "pace_rate": "delivery"}
     for name, value in olds.items():
-        assert write_param(name, value) == 0
+        assert write_param(MOD, name, value) == 0
     for name, bad in INVALID.items():
         for value in bad:
-            err = write_param(name, value)
+            err = write_param(MOD, name, value)
             assert err == errno.EINVAL, \
                 "%s=%r: errno %s, want EINVAL" % (name, value, err)
-            assert read_param(name) == olds[name], (name, value)
+            assert get_param(MOD, name) == olds[name], (name, value)
     # stats is read-only (0444): even root cannot open it for writing
-    before = read_param("stats")
-    assert write_param("stats", "0") in (errno.EACCES, errno.EINVAL)
-    assert read_param("stats") == before
+    before = get_param(MOD, "stats")
+    assert write_param(MOD, "stats", "0") in (errno.EACCES, errno.EINVAL)
+    assert get_param(MOD, "stats") == before
 
 
 def test_invalid_values_refused_at_load_time():
@@ -588,14 +548,14 @@ def test_invalid_values_refused_at_load_time():
             err = finit_module("%s=%s" % (name, value))
             assert err == errno.EINVAL, \
                 "insmod %s=%r: errno %s, want EINVAL" % (name, value, err)
-            assert not module_loaded(MOD), (name, value)
+            assert not loaded(MOD), (name, value)
     assert finit_module("stats=1") == errno.EINVAL
-    assert not module_loaded(MOD)
+    assert not loaded(MOD)
     # good values load and read back
     assert finit_module("iw=rfc3390 restart=pace auto_rtt_us=5000 cwv=2 "
                         "pace_iw=1 pace_rate=window queue_pct=101") == 0
     try:
-        assert [read_param(p) for p in
+        assert [get_param(MOD, p) for p in
                 ("iw", "restart", "auto_rtt_us", "cwv", "pace_iw",
                  "pace_rate", "queue_pct")] == \
             ["rfc3390", "pace", "5000", "2", "1", "window", "101"]
@@ -603,8 +563,8 @@ def test_invalid_values_refused_at_load_time():
         rmmod(MOD)
     assert finit_module("restart=queue queue_pct=1000") == 0
     try:
-        assert read_param("restart") == "queue"
-        assert read_param("queue_pct") == "1000"
+        assert get_param(MOD, "restart") == "queue"
+        assert get_param(MOD, "queue_pct") == "1000"
     finally:
         rmmod(MOD)
 
@@ -613,19 +573,19 @@ def test_queue_pct_range_and_restart_queue(fresh):
     """queue_pct takes 101..1000 (a ratio above 1: srtt can equal the
     minimum RTT on an idle path); anything else is EINVAL and the old value
     stays. restart takes queue and reads it back."""
-    assert read_param("queue_pct") == "120"
+    assert get_param(MOD, "queue_pct") == "120"
     for value in ("0", "100", "1001", "abc"):
-        assert write_param("queue_pct", value) == errno.EINVAL, value
-        assert read_param("queue_pct") == "120", value
+        assert write_param(MOD, "queue_pct", value) == errno.EINVAL, value
+        assert get_param(MOD, "queue_pct") == "120", value
     for value in ("101", "1000"):
-        assert write_param("queue_pct", value) == 0, value
-        assert read_param("queue_pct") == value
-    assert write_param("queue_pct", "100") == errno.EINVAL
-    assert read_param("queue_pct") == "1000"
-    assert write_param("restart", "queue") == 0
-    assert read_param("restart") == "queue"
-    assert write_param("restart", "queue2") == errno.EINVAL
-    assert read_param("restart") == "queue"
+        assert write_param(MOD, "queue_pct", value) == 0, value
+        assert get_param(MOD, "queue_pct") == value
+    assert write_param(MOD, "queue_pct", "100") == errno.EINVAL
+    assert get_param(MOD, "queue_pct") == "1000"
+    assert write_param(MOD, "restart", "queue") == 0
+    assert get_param(MOD, "restart") == "queue"
+    assert write_param(MOD, "restart", "queue2") == errno.EINVAL
+    assert get_param(MOD, "restart") == "queue"
     desc = sh("modinfo -F parm %s" % KO).stdout
     assert re.search(r"^restart:.*\bqueue\b", desc, re.M), desc
     assert re.search(r"^queue_pct:.*101\.\.1000.*default 120", desc,
@@ -633,7 +593,7 @@ def test_queue_pct_range_and_restart_queue(fresh):
 
 
 def test_stats_and_tracepoints_exist(fresh):
-    st = stats()
+    st = counters(MOD, strict=True)
     for name in STAT_NAMES:
         assert st.get(name) == 0, (name, st)
     if not (TRACING / "events").is_dir():
@@ -676,7 +636,7 @@ def test_switch_established_socket_keeps_cwnd(fresh, pair):
     """setsockopt(TCP_CONGESTION) on a busy connection runs .init again;
     it must not reset cwnd to iw."""
     a, b, _ = pair
-    assert write_param("iw", "2") == 0
+    assert write_param(MOD, "iw", "2") == 0
     srv = start_server(a, 5002, cc="reno")
     try:
         out = in_ns(b, "switch", "198.18.200.1", "5002")
@@ -686,7 +646,7 @@ def test_switch_established_socket_keeps_cwnd(fresh, pair):
     assert cc == "cocktail"
     assert int(before) > 2, "transfer did not open cwnd: %s" % before
     assert int(after) == int(before), out
-    assert stats()["iw"] == 0
+    assert counters(MOD, strict=True)["iw"] == 0
 
 
 def test_iw_applied_on_new_connection(fresh, pair):
@@ -698,7 +658,7 @@ def test_iw_applied_on_new_connection(fresh, pair):
     cl = Client(b)
     try:
         for iw, want in (("4", 4), ("rfc3390", 3), ("64", 64)):
-            assert write_param("iw", iw) == 0
+            assert write_param(MOD, "iw", iw) == 0
             out = cl.call("cwnd", "198.18.200.1", 5003)
             assert out == want, (iw, out)
         sh("ip -n %s route replace 198.18.200.0/24 dev %s initcwnd 6" %
@@ -708,7 +668,7 @@ def test_iw_applied_on_new_connection(fresh, pair):
     finally:
         cl.close()
         stop_server(srv)
-    assert stats()["iw_route"] >= 1
+    assert counters(MOD, strict=True)["iw_route"] >= 1
 
 
 # ---- test 6: load / unload ---------------------------------------------
@@ -724,7 +684,7 @@ def test_rmmod_busy_while_in_use(pair):
         assert delete_module() in IN_USE
         r = sh("rmmod %s" % MOD, check=False)
         assert r.returncode != 0 and "in use" in r.stderr, r.stderr
-        assert module_loaded(MOD)
+        assert loaded(MOD)
         assert "cocktail" in sh("ip netns exec %s ss -tin" % a).stdout
     finally:
         cl.communicate("\n", timeout=60)
@@ -733,7 +693,7 @@ def test_rmmod_busy_while_in_use(pair):
     # listener and connections closed: nothing holds the module
     assert wait_unused() == 0
     assert delete_module() == 0
-    assert not module_loaded(MOD)
+    assert not loaded(MOD)
 
 
 def test_rmmod_busy_while_netns_default(pair):
@@ -776,7 +736,7 @@ def test_twenty_load_unload_cycles_with_traffic(pair):
             assert wait_unused() == 0, \
                 "cycle %d: module still referenced" % i
             assert delete_module() == 0, "cycle %d" % i
-            assert not module_loaded(MOD)
+            assert not loaded(MOD)
     finally:
         cl.close()
         stop_server(srv)
@@ -793,7 +753,7 @@ def test_autoload_by_name_when_installed():
     old = path.read_text().strip()
     try:
         path.write_text("cocktail\n")
-        assert module_loaded(MOD)
+        assert loaded(MOD)
     finally:
         path.write_text(old + "\n")
     wait_unused()
@@ -820,7 +780,7 @@ def test_200_connections_30s_intact(fresh, pair):
         # every step lands inside the 30 s run: 3 + 13 x 1.8 = 26.4 s
         time.sleep(3)
         for name, value in steps:
-            assert write_param(name, value) == 0
+            assert write_param(MOD, name, value) == 0
             time.sleep(1.8)
         ss = sh("ip netns exec %s ss -tin state established" % a).stdout
         n_cocktail = len(re.findall(r"\bcocktail\b", ss))
@@ -832,7 +792,7 @@ def test_200_connections_30s_intact(fresh, pair):
     total = check_echo(out, stop_server(srv), 200)
     assert n_cocktail >= 200, "only %d sockets used cocktail" % n_cocktail
     assert total > 10 << 20, "only %d bytes moved" % total
-    st = stats()
+    st = counters(MOD, strict=True)
     restarts = sum(st[p] for p in ("ssr", "decay", "keep", "pace"))
     assert restarts > 0, st
     assert st["pace"] > 0 and st["pace_ended"] > 0, st

@@ -6,31 +6,29 @@ the router's interface toward the server: the server's segments appear there
 as it emitted them (no shaping before), its ACKs when the server gets them.
 The "first flight" after a pause is every server data segment of the
 connection seen after the client sent its request, up to the first ACK that
-covers any of them (netlab.flight_after; a stall inside the flight does not
+covers any of them (capture.flight_after; a stall inside the flight does not
 split it); for a new connection, the first data up to the first ACK
-(netlab.first_flight). References come from the wire, not from the module:
+(capture.first_flight). References come from the wire, not from the module:
 the pause is measured between the server's last data segment before it and
 the first after, the pre-idle delivery rate as data bytes ACKed per second
-over the last two round trips of the last warm-up response (netlab.ack_rate).
+over the last two round trips of the last warm-up response (capture.ack_rate).
 
 Restart tests run with cwv=0 so that what is measured is the restart policy
 alone (cwv=1/2 add their own decay after application-limited idle).
 """
 import re
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import netlab  # noqa: E402
-from netlab import (Capture, Topo, Trace, ack_rate, first_flight,  # noqa: E402
-                    flight_after, gaps, idle_before, mean_spacing, median,
-                    pair_gaps, read_pcap)
-from conftest import get_param, insmod, module_loaded, rmmod, set_param, sh  # noqa: E402
+from cocktail_lab.capture import (Capture, Trace, ack_rate, first_flight,
+                                  flight_after, gaps, idle_before,
+                                  mean_spacing, median, pair_gaps, read_pcap)
+from cocktail_lab.modparams import get_param, loaded, set_param
+from cocktail_lab.topo import REPO, Topo
+from conftest import insmod, rmmod, sh
 
 MOD = "tcp_cocktail"
-OUT = netlab.REPO / "build" / "vm" / "cocktail_wire"
+OUT = REPO / "build" / "vm" / "cocktail_wire"
 PORT = 8200
 # Decay needs a moderate window (cwnd >> k distinguishable for k = 1..3):
 # one 60-segment fetch ends near 70. Pacing needs a pre-idle delivery rate
@@ -41,11 +39,11 @@ WARM_BULK = dict(warm_cwnd=30, warm_segs=300, warm_max=3)
 
 @pytest.fixture(scope="module")
 def cocktail():
-    ko = netlab.REPO / "kmod" / (MOD + ".ko")
+    ko = REPO / "kmod" / (MOD + ".ko")
     if not ko.exists():
         pytest.fail("%s is not built (make modules MODS=kmod/tcp_cocktail.o)"
                     % ko)
-    loaded_here = not module_loaded(MOD)
+    loaded_here = not loaded(MOD)
     if loaded_here:
         insmod(MOD)
     saved = {p: get_param(MOD, p) for p in ("iw", "restart", "auto_rtt_us",
@@ -96,7 +94,7 @@ def case(t, name, **client):
     res["wire"] holds what the capture says about the pause: "idle" (s,
     server's last data segment before the pause to the first after) and
     "rate" (B/s, data ACKed per second over the last two round trips
-    of the last warm-up response, netlab.ack_rate)."""
+    of the last warm-up response, capture.ack_rate)."""
     pcap = OUT / (name + ".pcap")
     with Trace("tcp_cocktail/restart") as tr, \
             Capture(t.capture_ns, t.capture_dev, pcap,

@@ -1,19 +1,19 @@
-"""scripts/netem-topo does what it says: RTT, bottleneck rate, MSS-sized
-segments, loss/reorder/RED in tc, clean teardown, clean failures."""
+"""scripts/netem-topo (and cocktail_lab.topo, its engine) does what it
+says: RTT, bottleneck rate, MSS-sized segments, loss/reorder/RED in tc,
+clean teardown, clean failures."""
 import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import netlab  # noqa: E402
-from netlab import Capture, Topo, data_segments, median, read_pcap  # noqa: E402
+from cocktail_lab.capture import Capture, data_segments, median, read_pcap
+from cocktail_lab.topo import REPO, Topo
 
-OUT = netlab.REPO / "build" / "vm" / "netem_topo"
+NETEM_TOPO = str(REPO / "scripts" / "netem-topo")
+OUT = REPO / "build" / "vm" / "netem_topo"
 STATE = Path("/run/netem-topo")
 
 
@@ -28,7 +28,7 @@ def state_files():
 
 
 def topo_cmd(*args, env=None):
-    return subprocess.run([netlab.NETEM_TOPO] + list(args), text=True,
+    return subprocess.run([NETEM_TOPO] + list(args), text=True,
                           capture_output=True, env=env)
 
 

@@ -2,10 +2,10 @@
 packet capture at the receiver (issue 3, tests 1 and 2), FLOW events (3),
 filters (4).
 
-Topology (oooprobe_lib.Link, a netlab.Pair): namespaces srv and cli joined
+Topology (cocktail_lab.topo.Link, a Pair): namespaces srv and cli joined
 by a veth pair, offloads off, netem delay RTT/2 on each side's egress; loss,
 reordering or a deterministic drop (clsact u32 + gact determ) on the
-server's egress; tcpdump (netlab.Capture) on the client's interface.
+server's egress; tcpdump (cocktail_lab.capture.Capture) on the client's interface.
 test_oooprobe_v6.py runs the same checks over IPv6.
 """
 import socket
@@ -16,8 +16,10 @@ import time
 import pytest
 
 from conftest import insmod, rmmod
-from oooprobe_lib import (CMD, EventCollector, Genl, Link, capture_holds,
-                          in_netns, ofo_drops, read_pcap, tcp_ext,
+from cocktail_lab.capture import read_pcap
+from cocktail_lab.proc import in_netns, ofo_drops, tcp_ext
+from cocktail_lab.topo import Link
+from oooprobe_lib import (CMD, EventCollector, Genl, capture_holds,
                           tcp_repair_write_seq)
 
 MOD = "tcp_oooprobe"

@@ -8,7 +8,8 @@ import subprocess
 import time
 
 from conftest import insmod, rmmod
-from oooprobe_lib import REPO, CMD, EventCollector, Link
+from cocktail_lab.topo import Link
+from oooprobe_lib import REPO, CMD, EventCollector
 from test_oooprobe import transfer
 
 MOD = "tcp_oooprobe"

@@ -6,7 +6,9 @@ import threading
 import time
 
 from conftest import insmod, rmmod, module_loaded
-from oooprobe_lib import REPO, CMD, EventCollector, Genl, Link, in_netns
+from cocktail_lab.proc import in_netns
+from cocktail_lab.topo import Link
+from oooprobe_lib import REPO, CMD, EventCollector, Genl
 
 MOD = "tcp_oooprobe"
 N = 10_000

@@ -10,7 +10,8 @@ import subprocess
 import time
 
 from conftest import insmod, module_loaded, rmmod, sh
-from oooprobe_lib import REPO, Genl, Link
+from cocktail_lab.topo import Link
+from oooprobe_lib import REPO, Genl
 
 MOD = "tcp_oooprobe"
 RUNS = 5

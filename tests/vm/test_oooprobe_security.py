@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from conftest import sh
+from cocktail_lab.topo import Link
 from oooprobe_lib import (A, CMD, NLMSG_ERROR, REPO, EventCollector, Genl,
-                          Link, nla, parse_attrs)
+                          nla, parse_attrs)
 from test_oooprobe import probe, transfer  # noqa: F401 (probe: fixture)
 
 NOBODY = ("setpriv --reuid=65534 --regid=65534 --clear-groups "
@@ -22,7 +23,7 @@ NOBODY = ("setpriv --reuid=65534 --regid=65534 --clear-groups "
 
 UNPRIV = r'''
 import errno, sys
-sys.path.insert(0, "%s/tests/vm")
+sys.path[:0] = ["%s/tests/vm", "%s/lab"]
 from oooprobe_lib import Genl, NetlinkError
 g = Genl()
 print("stats-ok" if g.stats()["STAT_HOOK"] else "stats-bad")
@@ -36,7 +37,7 @@ try:
     print("setfilter-ALLOWED")
 except OSError as e:
     print("setfilter-" + errno.errorcode[e.errno])
-''' % REPO
+''' % (REPO, REPO)
 
 
 def test_unprivileged_eperm(probe):

@@ -8,7 +8,9 @@ import subprocess
 import threading
 
 from conftest import insmod, rmmod
-from oooprobe_lib import REPO, Genl, Link, in_netns
+from cocktail_lab.proc import in_netns
+from cocktail_lab.topo import Link
+from oooprobe_lib import REPO, Genl
 
 MOD = "tcp_oooprobe"
 NETEM = "rate 20mbit loss 0.5%"

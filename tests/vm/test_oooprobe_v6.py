@@ -2,7 +2,7 @@
 (the probe's SEGMENT events against a tcpdump capture at the receiver: the
 same set of segments, each hold time within 2 ms) and the FLOW event
 (family AF_INET6, addresses, ports, data_segs_in and out-of-order segments
-equal to the capture's) on an IPv6 connection (netlab.Pair's
+equal to the capture's) on an IPv6 connection (cocktail_lab.topo.Pair's
 fd00:cc:100::1 and ::2, nodad): one chosen segment dropped once (the
 deterministic case), and pure reordering."""
 import socket
