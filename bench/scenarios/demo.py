@@ -151,7 +151,7 @@ def measure(ctx, s, pols, reps, setting=None, prior=()):
                          p.ssai)
                 # each policy starts from the module's parameters at setup
                 lab_params.set_params({k: p.cocktail.get(k, defaults[k])
-                                     for k in RESET})
+                                       for k in RESET})
                 lab_params.set_params(p.cocktail)
                 r = t.ka_client(port=ports[p.name], segments=s["segments"],
                                 idle=s["idle_s"], warm_segs=warm_segs,
