@@ -16,9 +16,9 @@ import time
 import pytest
 
 from conftest import insmod, rmmod
-from oooprobe_lib import (CMD, EventCollector, Genl, Link, capture_holds,
-                          in_netns, ofo_drops, read_pcap, tcp_ext,
-                          tcp_repair_write_seq)
+from cocktail_lab.genl import CMD, EventCollector, Genl
+from oooprobe_lib import (Link, capture_holds, in_netns, ofo_drops, read_pcap,
+                          tcp_ext, tcp_repair_write_seq)
 
 MOD = "tcp_oooprobe"
 PORT = 5201

@@ -8,7 +8,8 @@ import subprocess
 import time
 
 from conftest import insmod, rmmod
-from oooprobe_lib import REPO, CMD, EventCollector, Link
+from cocktail_lab.genl import CMD, EventCollector
+from oooprobe_lib import REPO, Link
 from test_oooprobe import transfer
 
 MOD = "tcp_oooprobe"

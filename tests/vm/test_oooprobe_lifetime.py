@@ -6,7 +6,8 @@ import threading
 import time
 
 from conftest import insmod, rmmod, module_loaded
-from oooprobe_lib import REPO, CMD, EventCollector, Genl, Link, in_netns
+from cocktail_lab.genl import CMD, EventCollector, Genl
+from oooprobe_lib import REPO, Link, in_netns
 
 MOD = "tcp_oooprobe"
 N = 10_000

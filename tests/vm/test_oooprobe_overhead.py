@@ -10,7 +10,8 @@ import subprocess
 import time
 
 from conftest import insmod, module_loaded, rmmod, sh
-from oooprobe_lib import REPO, Genl, Link
+from cocktail_lab.genl import Genl
+from oooprobe_lib import REPO, Link
 
 MOD = "tcp_oooprobe"
 RUNS = 5

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from conftest import sh
-from oooprobe_lib import (A, CMD, NLMSG_ERROR, REPO, EventCollector, Genl,
-                          Link, nla, parse_attrs)
+from cocktail_lab.genl import (A, CMD, NLMSG_ERROR, EventCollector, Genl,
+                               nla)
+from oooprobe_lib import REPO, Link
 from test_oooprobe import probe, transfer  # noqa: F401 (probe: fixture)
 
 NOBODY = ("setpriv --reuid=65534 --regid=65534 --clear-groups "
@@ -22,8 +23,8 @@ NOBODY = ("setpriv --reuid=65534 --regid=65534 --clear-groups "
 
 UNPRIV = r'''
 import errno, sys
-sys.path.insert(0, "%s/tests/vm")
-from oooprobe_lib import Genl, NetlinkError
+sys.path.insert(0, "%s/lab")
+from cocktail_lab.genl import Genl, NetlinkError
 g = Genl()
 print("stats-ok" if g.stats()["STAT_HOOK"] else "stats-bad")
 try:
@@ -150,20 +151,14 @@ def test_slow_reader_drop_accounting(probe):
     enobufs = 0
     while True:
         try:
-            data = slow.sock.recv(1 << 20)
+            events = slow.recv_events()
         except socket.timeout:
             break
         except OSError as e:
             assert e.errno == errno.ENOBUFS
             enobufs += 1
             continue
-        off = 0
-        while off + 16 <= len(data):
-            ln, typ = struct.unpack_from("=IH", data, off)
-            if typ == slow.family:
-                at = parse_attrs(data[off + 20:off + ln])
-                seqs.append(struct.unpack("=Q", at[A["EVENT_SEQ"]][0])[0])
-            off += (ln + 3) & ~3
+        seqs.extend(e["EVENT_SEQ"] for e in events)
     numbered = s1["EVENT_SEQ"] - s0["EVENT_SEQ"]
     dropped = s1["STAT_EVENTS_DROPPED"] - s0["STAT_EVENTS_DROPPED"]
     sent = s1["STAT_EVENTS_SENT"] - s0["STAT_EVENTS_SENT"]

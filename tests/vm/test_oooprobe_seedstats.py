@@ -8,7 +8,8 @@ import subprocess
 import threading
 
 from conftest import insmod, rmmod
-from oooprobe_lib import REPO, Genl, Link, in_netns
+from cocktail_lab.genl import Genl
+from oooprobe_lib import REPO, Link, in_netns
 
 MOD = "tcp_oooprobe"
 NETEM = "rate 20mbit loss 0.5%"

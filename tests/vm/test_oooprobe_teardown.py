@@ -26,8 +26,8 @@ import time
 import pytest
 
 from conftest import insmod, module_loaded, rmmod
-from oooprobe_lib import (CMD, EventCollector, Genl, Link, in_netns,
-                          tcp_repair_write_seq)
+from cocktail_lab.genl import CMD, EventCollector, Genl
+from oooprobe_lib import Link, in_netns, tcp_repair_write_seq
 
 MOD = "tcp_oooprobe"
 HOLE = 2        # index of the black-holed segment
