@@ -15,9 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from cocktail_lab import tcpinfo
+from cocktail_lab import tcpinfo, traffic
 
-from . import netns, traffic
+from . import netns
 
 BINARY = "/usr/sbin/nginx"
 

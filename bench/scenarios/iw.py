@@ -16,8 +16,8 @@ import socket
 import threading
 import time
 
-from bench.lib import (netns, order, plot, policies, published, stats, table,
-                       traffic)
+from bench.lib import (netns, order, plot, policies, published, stats, table)
+from cocktail_lab import traffic
 
 PAGE = 34 * 1024
 PORT = 5002

@@ -24,7 +24,8 @@ import threading
 import time
 
 from bench.lib import (netns, nginx, plot, policies, published, stats,
-                       table, traffic)
+                       table)
+from cocktail_lab import traffic
 
 DOCS = [6651, 3883, 1866]
 PORT = 5004

@@ -39,7 +39,8 @@ import itertools
 import time
 
 from bench.lib import (netns, order, parallel, plot, policies, published,
-                       rules, stats, table, traffic)
+                       rules, stats, table)
+from cocktail_lab import traffic
 
 PROFILES = {
     "chan2m": dict(rate_kbit=2000, queue_pkts=15, clamp_segs=22,

@@ -37,7 +37,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 NETEM_TOPO = str(REPO / "scripts" / "netem-topo")
-KACONN = str(HERE / "kaconn.py")
+KACONN = str(REPO / "lab" / "cocktail_lab" / "traffic.py")
 
 
 # ------------------------------------------------------------------ topology
