@@ -7,7 +7,10 @@ restart decision), the probe's counters over generic netlink, rmmod, and no
 kernel warnings. Prints one JSON object; exit status 0 when every check
 passed.
 
-    KDIR=<headers of kernel X> scripts/vm-run packaging/vm-smoke.py build/compat/<X>/kmod [--sig-enforce]
+    KDIR=<headers of kernel X> scripts/vm-run .venv/bin/python packaging/vm-smoke.py build/compat/<X>/kmod [--sig-enforce]
+
+(the venv's Python: the probe's generic netlink client, cocktail_lab.genl,
+needs pyroute2).
 
 --sig-enforce finally sets module.sig_enforce=1 and checks that the unsigned
 module, and tcp_cocktail.signed.ko (signed with a key the kernel does not
@@ -24,9 +27,9 @@ import time
 from pathlib import Path
 
 TOP = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(TOP / "tests" / "vm"), str(TOP / "lab")]
-import oooprobe_lib as ol  # noqa: E402
+sys.path.insert(0, str(TOP / "lab"))
 from cocktail_lab import modparams  # noqa: E402
+from cocktail_lab.genl import Genl  # noqa: E402
 from cocktail_lab.proc import in_netns  # noqa: E402
 from cocktail_lab.topo import Link  # noqa: E402
 
@@ -55,7 +58,7 @@ def main():
     listener = None
     if ok.get("insmod_tcp_oooprobe"):
         # The probe records only while someone listens to its events.
-        listener = ol.Genl()
+        listener = Genl()
         listener.subscribe()
     if ok.get("insmod_tcp_cocktail"):
         payload1, payload2 = 2_000_000, 300_000
@@ -100,7 +103,7 @@ def main():
         ok["restart_decided"] = sum(stats[k] for k in
                                     ("ssr", "decay", "keep", "pace")) >= 1
     if ok.get("insmod_tcp_oooprobe"):
-        g = ol.Genl()
+        g = Genl()
         st = g.stats()
         g.close()
         if listener:

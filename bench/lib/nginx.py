@@ -3,24 +3,19 @@ foreground process in a namespace with its own config, pid, logs and
 document root under a temporary directory; keep-alive, `sendfile on`,
 `tcp_nodelay on`.  The congestion control of its connections is the
 namespace's default (`net.ipv4.tcp_congestion_control`, which the
-policy's tcp-tune profile sets); `conn_info()` reads it back per
-connection through sock_diag, together with struct tcp_info.
+policy's tcp-tune profile sets); `Diag` reads it back per connection
+through sock_diag, together with struct tcp_info (cocktail_lab.tcpinfo).
 
 Also the bench's HTTP/1.1 client side: `get()` on a keep-alive
 connection, timed from the request write to the last body byte.
 """
 import shutil
 import socket
-import struct
 import tempfile
 import time
 from pathlib import Path
 
-from cocktail_lab import proc
-
-from . import traffic
-import kaconn  # noqa: E402  (tests/vm, on sys.path through netns)
-import oooprobe_lib  # noqa: E402  (tests/vm: netlink attribute parser)
+from cocktail_lab import proc, tcpinfo, traffic
 
 BINARY = "/usr/sbin/nginx"
 
@@ -166,77 +161,11 @@ def get(c, path, timeout):
 
 # ------------------------------------------------------------ sock_diag
 
-NETLINK_SOCK_DIAG = 4
-SOCK_DIAG_BY_FAMILY = 20
-NLM_F_REQUEST, NLM_F_DUMP = 1, 0x300
-INET_DIAG_INFO, INET_DIAG_CONG = 2, 4
-NLMSG_DONE, NLMSG_ERROR = 3, 2
-# full sockets only: ESTABLISHED, FIN_WAIT1/2, CLOSE_WAIT, LAST_ACK,
-# CLOSING (a request socket or a TIME_WAIT one carries no tcp_info)
-FULL_STATES = sum(1 << s for s in (1, 4, 5, 8, 9, 11))
-
-
-def _diag_socket():
-    s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_SOCK_DIAG)
-    s.bind((0, 0))
-    s.settimeout(5)
-    return s
-
-
-class Diag:
-    """A sock_diag socket created inside namespace NS (it answers for that
-    namespace's sockets)."""
+class Diag(tcpinfo.Diag):
+    """cocktail_lab.tcpinfo.Diag answering for namespace NS's sockets: its
+    netlink socket is made by a thread inside NS."""
 
     def __init__(self, ns):
-        t = proc.NsThread(ns, _diag_socket)
+        t = proc.NsThread(ns, tcpinfo.diag_socket)
         t.start()
-        self.sock = t.join_result(30)
-
-    def close(self):
-        self.sock.close()
-
-    def tcp(self, lport, rport):
-        """tcp_info (kaconn's field names) and 'ca' of the full IPv4 TCP
-        socket with local port LPORT and remote port RPORT, or None (also
-        while the handshake's last ACK is on its way: the server side is
-        still a request socket then)."""
-        ext = (1 << (INET_DIAG_INFO - 1)) | (1 << (INET_DIAG_CONG - 1))
-        req = struct.pack("=BBBBI", socket.AF_INET, socket.IPPROTO_TCP, ext,
-                          0, FULL_STATES) + b"\0" * 48
-        hdr = struct.pack("=IHHII", 16 + len(req), SOCK_DIAG_BY_FAMILY,
-                          NLM_F_REQUEST | NLM_F_DUMP, 1, 0)
-        self.sock.send(hdr + req)
-        found = None
-        while True:
-            data = self.sock.recv(1 << 16)
-            off = 0
-            while off + 16 <= len(data):
-                ln, typ = struct.unpack_from("=IH", data, off)
-                if typ == NLMSG_DONE:
-                    return found
-                if typ == NLMSG_ERROR:
-                    raise OSError("sock_diag: %d" % struct.unpack_from(
-                        "=i", data, off + 16)[0])
-                msg = data[off + 16:off + ln]
-                sport, dport = struct.unpack_from("!HH", msg, 4)
-                if (sport, dport) == (lport, rport) and found is None:
-                    found = _attrs(msg[72:])
-                off += (ln + 3) & ~3
-
-
-def _attrs(buf):
-    a = oooprobe_lib.parse_attrs(buf)
-    out = {}
-    if INET_DIAG_INFO in a:
-        out.update(_tcp_info(a[INET_DIAG_INFO][0]))
-    if INET_DIAG_CONG in a:
-        out["ca"] = a[INET_DIAG_CONG][0].split(b"\0")[0].decode()
-    return out
-
-
-def _tcp_info(raw):
-    size = struct.calcsize(kaconn._TI_FMT)
-    v = struct.unpack(kaconn._TI_FMT, raw[:size].ljust(size, b"\0"))
-    d = dict(zip(kaconn._TI_U32, v[8:32]))
-    d.update(zip(kaconn._TI_REST, v[32:]))
-    return d
+        super().__init__(t.join_result(30))

@@ -43,7 +43,7 @@ import platform
 import statistics
 from pathlib import Path
 
-from bench.lib import policies, table
+from bench.lib import policies
 from cocktail_lab import modparams as lab_params, proc
 from cocktail_lab.topo import Topo
 

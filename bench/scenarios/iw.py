@@ -16,9 +16,8 @@ import socket
 import threading
 import time
 
-from bench.lib import (order, plot, policies, published, stats, table,
-                       traffic)
-from cocktail_lab import proc
+from bench.lib import order, plot, policies, published, stats, table
+from cocktail_lab import proc, traffic
 from cocktail_lab.capture import Capture, flights
 from cocktail_lab.topo import REPO, Topo
 

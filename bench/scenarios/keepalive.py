@@ -6,7 +6,7 @@ gRPC-like case: a 20 KB message on a connection idle longer than the RTO
 at 200 ms RTT.
 
 Two servers, side by side for the same policy:
-- `bench`: the bench's own keep-alive responder (bench/lib/traffic.py:
+- `bench`: the bench's own keep-alive responder (cocktail_lab.traffic:
   length-prefixed request, one sendall answer, Nagle off), every policy;
 - `nginx`: Debian's nginx (bench/lib/nginx.py: keep-alive, static files
   from a temp dir, `sendfile on`, `tcp_nodelay on`, a foreground process
@@ -36,8 +36,8 @@ batch_cpu_busy).
 import time
 
 from bench.lib import (nginx, order, parallel, plot, policies, rules,
-                       stats, table, tcpinfo, traffic)
-from cocktail_lab import proc
+                       stats, table)
+from cocktail_lab import proc, tcpinfo, traffic
 from cocktail_lab.topo import Topo, bottleneck_drops
 
 RATE_KBIT = 20000

@@ -23,9 +23,8 @@ import socket
 import threading
 import time
 
-from bench.lib import (nginx, plot, policies, published, stats,
-                       table, traffic)
-from cocktail_lab import proc
+from bench.lib import nginx, plot, policies, published, stats, table
+from cocktail_lab import proc, traffic
 from cocktail_lab.capture import Capture, data_segments, read_pcap
 from cocktail_lab.topo import REPO, Topo
 

@@ -39,8 +39,8 @@ import itertools
 import time
 
 from bench.lib import (order, parallel, plot, policies, published,
-                       rules, stats, table, traffic)
-from cocktail_lab import modparams, proc
+                       rules, stats, table)
+from cocktail_lab import modparams, proc, traffic
 from cocktail_lab.topo import Topo, bottleneck_drops
 
 PROFILES = {

@@ -51,7 +51,7 @@ from pathlib import Path
 from . import proc
 
 REPO = Path(__file__).resolve().parents[2]
-KACONN = str(REPO / "tests" / "vm" / "kaconn.py")
+KACONN = str(REPO / "lab" / "cocktail_lab" / "traffic.py")
 STATE_DIR = os.environ.get("NETEM_TOPO_STATE", "/run/netem-topo")
 PROG = "netem-topo"
 

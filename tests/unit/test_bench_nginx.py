@@ -1,9 +1,9 @@
 """Host tests of bench/lib/nginx.py's pieces that need no VM: the HTTP
-response reader (over a socketpair), the request text, the sock_diag
-attribute decoding, and the nginx configuration (`nginx -t` when nginx
-is installed; it only parses, binding nothing it can keep)."""
+response reader (over a socketpair), the request text and the nginx
+configuration (`nginx -t` when nginx is installed; it only parses, binding
+nothing it can keep). Its sock_diag decoding is cocktail_lab.tcpinfo's
+(tests/unit/test_lab_tcpinfo.py)."""
 import socket
-import struct
 import subprocess
 import sys
 import time
@@ -13,7 +13,6 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench.lib import nginx  # noqa: E402
-import kaconn  # noqa: E402  (tests/vm, on sys.path through bench.lib)
 
 
 def _serve(data):
@@ -47,22 +46,6 @@ def test_request_bytes():
     assert nginx.request_bytes("/0") == (b"GET /0 HTTP/1.1\r\nHost: bench\r\n"
                                          b"Connection: keep-alive\r\n\r\n")
     assert b"Connection: close" in nginx.request_bytes("/0", close=True)
-
-
-def test_diag_attributes():
-    size = struct.calcsize(kaconn._TI_FMT)
-    vals = [0] * 8 + list(range(24)) + [0] * (len(struct.unpack(
-        kaconn._TI_FMT, b"\0" * size)) - 32)
-    info = struct.pack(kaconn._TI_FMT, *vals)
-
-    def rta(t, p):
-        ln = 4 + len(p)
-        return struct.pack("=HH", ln, t) + p + b"\0" * ((4 - ln % 4) % 4)
-    d = nginx._attrs(rta(nginx.INET_DIAG_INFO, info) +
-                     rta(nginx.INET_DIAG_CONG, b"cocktail\0"))
-    assert d["ca"] == "cocktail"
-    assert d["rto"] == 0 and d["unacked"] == 4 and d["total_retrans"] == 23
-    assert nginx._attrs(b"") == {}
 
 
 @pytest.mark.skipif(not Path(nginx.BINARY).exists(),

@@ -48,7 +48,11 @@ def run_scenario(name, only):
            "--reps", "1", "--out", str(out)] + EXTRA_ARGS.get(name, [])
     if only:
         cmd += ["--only", only]
-    env = dict(os.environ, MPLCONFIGDIR=str(REPO / "build" / "mpl"))
+    # the lab library and tcp-tune's package, as bench/run puts them
+    path = [str(REPO / "lab"), str(REPO / "scripts")]
+    env = dict(os.environ, MPLCONFIGDIR=str(REPO / "build" / "mpl"),
+               PYTHONPATH=os.pathsep.join(
+                   path + [p for p in [os.environ.get("PYTHONPATH")] if p]))
     p = subprocess.run(cmd, cwd=REPO, text=True, capture_output=True,
                        timeout=420, env=env)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]

@@ -11,323 +11,32 @@
      intact (SHA-256 both ways), no kernel warning (conftest checks dmesg).
 
 Traffic runs only between two network namespaces the tests create, joined
-by a veth pair (198.18.200.0/24, fd00:cc:200::/64).  Run as a script, this
-file is also the traffic tool the tests start inside the namespaces:
-  python3 test_cocktail_module.py serve PORT CC
-  python3 test_cocktail_module.py hold HOST PORT CC
-  python3 test_cocktail_module.py load HOST4 HOST6 PORT CC CONNS SECONDS
+by a veth pair (198.18.200.0/24, fd00:cc:200::/64).  The traffic tool the
+tests start inside the namespaces is the lab's (cocktail_lab.traffic:
+echo-server, echo-hold, echo-load, echo-client, switch).
 """
 import ctypes
 import errno
-import hashlib
 import json
 import os
-import random
 import re
-import selectors
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import pytest
+
+from cocktail_lab.modparams import (counters, get_param, loaded, params_dir,
+                                    refcnt, write_param)
+from cocktail_lab.topo import Pair
+from conftest import KMOD, insmod, rmmod, sh
+
 MOD = "tcp_cocktail"
-TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
-TCP_INFO = getattr(socket, "TCP_INFO", 11)
-
-# ---------------------------------------------------------------- traffic
-
-
-def _set_cc(sock, cc):
-    sock.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, cc.encode())
-
-
-def _get_cc(sock):
-    return sock.getsockopt(socket.IPPROTO_TCP, TCP_CONGESTION,
-                           16).rstrip(b"\0").decode()
-
-
-def _cwnd(sock):
-    """tcpi_snd_cwnd (struct tcp_info offset 80)."""
-    raw = sock.getsockopt(socket.IPPROTO_TCP, TCP_INFO, 104)
-    return int.from_bytes(raw[80:84], "little")
-
-
-def _key(addr):
-    """Peer/local address as 'ip|port' (v4-mapped IPv6 shown as IPv4)."""
-    host = addr[0]
-    if host.startswith("::ffff:"):
-        host = host[7:]
-    return "%s|%d" % (host, addr[1])
-
-
-def serve(port, cc):
-    """Echo server on [::]:port (v4 and v6); the listener uses cc.
-
-    Every connection's received bytes are hashed; on SIGTERM or when stdin
-    closes, prints one JSON object {peer_port: [bytes, sha256]}."""
-    ls = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
-    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-    _set_cc(ls, cc)
-    ls.bind(("::", port))
-    ls.listen(1024)
-    ls.setblocking(False)
-    sel = selectors.DefaultSelector()
-    sel.register(ls, selectors.EVENT_READ, None)
-    sel.register(sys.stdin, selectors.EVENT_READ, "stdin")
-    conns, done = {}, {}
-    print("ready", flush=True)
-    while True:
-        for key, ev in sel.select(1.0):
-            if key.data == "stdin":
-                line = sys.stdin.readline()
-                if line.strip() == "report":
-                    # connections finished so far, then forget them
-                    print(json.dumps(done), flush=True)
-                    done = {}
-                    continue
-                if not line:
-                    print(json.dumps({**done, **{
-                        str(c["port"]): [c["n"], c["h"].hexdigest()]
-                        for c in conns.values()}}), flush=True)
-                    return
-                continue
-            if key.data is None:
-                try:
-                    s, addr = ls.accept()
-                except BlockingIOError:
-                    continue
-                s.setblocking(False)
-                conns[s] = {"port": _key(addr), "n": 0, "out": bytearray(),
-                            "h": hashlib.sha256(), "eof": False}
-                if _get_cc(s) != cc:
-                    print("accepted socket has cc %s" % _get_cc(s),
-                          file=sys.stderr, flush=True)
-                    os._exit(3)
-                sel.register(s, selectors.EVENT_READ, "c")
-                continue
-            s = key.fileobj
-            c = conns[s]
-            if ev & selectors.EVENT_READ and len(c["out"]) < (1 << 20):
-                try:
-                    d = s.recv(1 << 16)
-                except (BlockingIOError, InterruptedError):
-                    d = None
-                if d == b"":
-                    c["eof"] = True
-                elif d:
-                    c["n"] += len(d)
-                    c["h"].update(d)
-                    c["out"] += d
-            if c["out"]:
-                try:
-                    k = s.send(c["out"])
-                    del c["out"][:k]
-                except (BlockingIOError, InterruptedError):
-                    pass
-            if c["eof"] and not c["out"]:
-                sel.unregister(s)
-                s.shutdown(socket.SHUT_WR)
-                s.close()
-                done[str(c["port"])] = [c["n"], c["h"].hexdigest()]
-                del conns[s]
-                continue
-            want = selectors.EVENT_READ if len(c["out"]) < (1 << 20) else 0
-            if c["out"]:
-                want |= selectors.EVENT_WRITE
-            sel.modify(s, want or selectors.EVENT_WRITE, "c")
-
-
-def hold(host, port, cc):
-    """Connect with cc, echo 1 MB, print 'held CC', keep the socket open
-    until stdin closes."""
-    s = socket.create_connection((host, port))
-    _set_cc(s, cc)
-    data = random.Random(1).randbytes(1 << 20)
-    s.sendall(data)
-    got = bytearray()
-    while len(got) < len(data):
-        d = s.recv(1 << 16)
-        assert d, "server closed early"
-        got += d
-    assert bytes(got) == data, "echo differs"
-    print("held %s" % _get_cc(s), flush=True)
-    sys.stdin.readline()
-    s.shutdown(socket.SHUT_WR)
-    while s.recv(1 << 16):
-        pass
-    s.close()
-
-
-def load(host4, host6, port, cc, nconn, seconds):
-    """nconn connections (half IPv6), each sending bursts of random data
-    with idle pauses for `seconds`, reading the echo back.  Prints one JSON
-    object {local_port: [bytes_sent, sha256_sent, bytes_echoed,
-    sha256_echoed]}."""
-    sel = selectors.DefaultSelector()
-    rnd = random.Random(7)
-    pool = rnd.randbytes(1 << 20)
-    conns = []
-    for i in range(nconn):
-        fam, host = ((socket.AF_INET6, host6) if i % 2 else
-                     (socket.AF_INET, host4))
-        s = socket.socket(fam, socket.SOCK_STREAM)
-        _set_cc(s, cc)
-        s.connect((host, port))
-        s.setblocking(False)
-        c = {"s": s, "port": _key(s.getsockname()), "sent": 0, "got": 0,
-             "hs": hashlib.sha256(), "hr": hashlib.sha256(),
-             "left": 0, "next": 0.0, "closed": False, "eof": False,
-             "mask": selectors.EVENT_READ | selectors.EVENT_WRITE}
-        conns.append(c)
-        sel.register(s, c["mask"], c)
-    end = time.monotonic() + seconds
-    while True:
-        now = time.monotonic()
-        if now >= end:
-            for c in conns:
-                if not c["closed"]:
-                    c["s"].shutdown(socket.SHUT_WR)
-                    c["closed"] = True
-                    if not c["eof"]:
-                        sel.modify(c["s"], selectors.EVENT_READ, c)
-        if all(c["eof"] for c in conns):
-            break
-        if now > end + 120:
-            print("echo did not complete", file=sys.stderr, flush=True)
-            os._exit(4)
-        for key, ev in sel.select(0.05):
-            c = key.data
-            s = c["s"]
-            if ev & selectors.EVENT_READ:
-                try:
-                    d = s.recv(1 << 16)
-                except (BlockingIOError, InterruptedError):
-                    d = None
-                if d == b"":
-                    c["eof"] = True
-                    sel.unregister(s)
-                    continue
-                if d:
-                    c["got"] += len(d)
-                    c["hr"].update(d)
-            if c["closed"] or not ev & selectors.EVENT_WRITE:
-                continue
-            if c["left"] == 0:
-                if now < c["next"]:
-                    continue
-                c["left"] = rnd.randint(1000, 256 * 1024)
-            off = rnd.randrange(0, len(pool) - c["left"])
-            chunk = pool[off:off + min(c["left"], 65536)]
-            try:
-                k = s.send(chunk)
-            except (BlockingIOError, InterruptedError):
-                continue
-            c["hs"].update(chunk[:k])
-            c["sent"] += k
-            c["left"] -= k
-            if c["left"] == 0 and rnd.random() < 0.4:
-                # idle long enough for a restart (RTO >= 200 ms)
-                c["next"] = now + rnd.uniform(0.3, 0.9)
-        # connections waiting for their pause to end need no EVENT_WRITE
-        for c in conns:
-            if c["closed"]:
-                continue
-            want = selectors.EVENT_READ
-            if c["left"] or now >= c["next"]:
-                want |= selectors.EVENT_WRITE
-            if want != c["mask"]:
-                c["mask"] = want
-                sel.modify(c["s"], want, c)
-    out = {}
-    for c in conns:
-        out[str(c["port"])] = [c["sent"], c["hs"].hexdigest(),
-                               c["got"], c["hr"].hexdigest()]
-        c["s"].close()
-    return out
-
-
-def cwnd_at_connect(host, port):
-    """Connect with cocktail; return cwnd right after the handshake."""
-    s = socket.socket()
-    _set_cc(s, "cocktail")
-    s.connect((host, port))
-    cwnd = _cwnd(s)
-    s.close()
-    return cwnd
-
-
-def client():
-    """Long-lived traffic client: one JSON command per stdin line
-    (["load", host4, host6, port, cc, conns, seconds] or
-    ["cwnd", host, port]); one JSON answer per line ({"ok": result} or
-    {"error": text}).  Saves a Python start-up (seconds under TCG) per
-    transfer."""
-    import traceback
-    print("ready", flush=True)
-    for line in sys.stdin:
-        cmd = json.loads(line)
-        try:
-            if cmd[0] == "load":
-                res = load(cmd[1], cmd[2], int(cmd[3]), cmd[4], int(cmd[5]),
-                           float(cmd[6]))
-            elif cmd[0] == "cwnd":
-                res = cwnd_at_connect(cmd[1], int(cmd[2]))
-            else:
-                raise ValueError("unknown command %r" % cmd[0])
-            ans = {"ok": res}
-        except Exception:  # reported to the test, which fails on it
-            ans = {"error": traceback.format_exc()}
-        print(json.dumps(ans), flush=True)
-
-
-def switch(host, port):
-    """Echo 4 MB with reno, switch the busy socket to cocktail; print cwnd
-    before, cwnd after and the algorithm now in use."""
-    s = socket.create_connection((host, port))
-    _set_cc(s, "reno")
-    data = b"x" * (4 << 20)
-    s.sendall(data)
-    got = 0
-    while got < len(data):
-        got += len(s.recv(1 << 16))
-    before = _cwnd(s)
-    _set_cc(s, "cocktail")
-    print(before, _cwnd(s), _get_cc(s), flush=True)
-    s.close()
-
-
-if __name__ == "__main__":
-    cmd, args = sys.argv[1], sys.argv[2:]
-    if cmd == "cwnd":
-        print(cwnd_at_connect(args[0], int(args[1])), flush=True)
-    elif cmd == "client":
-        client()
-    elif cmd == "switch":
-        switch(args[0], int(args[1]))
-    elif cmd == "serve":
-        serve(int(args[0]), args[1])
-    elif cmd == "hold":
-        hold(args[0], int(args[1]), args[2])
-    elif cmd == "load":
-        print(json.dumps(load(args[0], args[1], int(args[2]), args[3],
-                              int(args[4]), float(args[5]))), flush=True)
-    else:
-        sys.exit("unknown command %s" % cmd)
-    sys.exit(0)
-
-# ------------------------------------------------------------------ tests
-
-import pytest  # noqa: E402
-
-from cocktail_lab.modparams import (counters, get_param,  # noqa: E402
-                                    loaded, params_dir, refcnt, write_param)
-from cocktail_lab.topo import Pair  # noqa: E402
-from conftest import KMOD, insmod, rmmod, sh  # noqa: E402
 
 KO = KMOD / (MOD + ".ko")
-SELF = Path(__file__).resolve()
+TRAFFIC = Path(__file__).resolve().parents[2] / "lab" / "cocktail_lab" / \
+    "traffic.py"
 TRACING = Path("/sys/kernel/tracing")
 ALL_PARAMS = ("iw", "restart", "auto_rtt_us", "queue_pct", "cwv", "pace_iw",
               "pace_rate", "stats")
@@ -414,15 +123,15 @@ def pair():
 
 
 def in_ns(ns, *args):
-    """Run this file's traffic tool in a namespace; return its stdout."""
+    """Run the traffic tool in a namespace; return its stdout."""
     return subprocess.run(["ip", "netns", "exec", ns, sys.executable,
-                           str(SELF)] + list(args), check=True, text=True,
+                           str(TRAFFIC)] + list(args), check=True, text=True,
                           capture_output=True, timeout=120).stdout
 
 
 def start_server(ns, port, cc="cocktail"):
     p = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable,
-                          str(SELF), "serve", str(port), cc],
+                          str(TRAFFIC), "echo-server", str(port), cc],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          text=True)
     line = p.stdout.readline().strip()
@@ -452,7 +161,8 @@ class Client:
 
     def __init__(self, ns):
         self.p = subprocess.Popen(["ip", "netns", "exec", ns,
-                                   sys.executable, str(SELF), "client"],
+                                   sys.executable, str(TRAFFIC),
+                                   "echo-client"],
                                   stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, text=True)
         line = self.p.stdout.readline().strip()
@@ -477,7 +187,7 @@ class Client:
 
 def run_load(ns, port, nconn, seconds, cc="cocktail"):
     return subprocess.Popen(
-        ["ip", "netns", "exec", ns, sys.executable, str(SELF), "load",
+        ["ip", "netns", "exec", ns, sys.executable, str(TRAFFIC), "echo-load",
          "198.18.200.1", "fd00:cc:200::1", str(port), cc, str(nconn),
          str(seconds)], stdout=subprocess.PIPE, text=True)
 
@@ -612,8 +322,8 @@ def hold_client(ns, port):
     """A client in @ns that connects to the server in the other namespace
     with cocktail and holds the connection open until its stdin closes."""
     return subprocess.Popen(["ip", "netns", "exec", ns, sys.executable,
-                             str(SELF), "hold", "198.18.200.1", str(port),
-                             "cocktail"], stdin=subprocess.PIPE,
+                             str(TRAFFIC), "echo-hold", "198.18.200.1",
+                             str(port), "cocktail"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True)
 
 

@@ -17,10 +17,10 @@ import pytest
 
 from conftest import insmod, rmmod
 from cocktail_lab.capture import read_pcap
+from cocktail_lab.genl import CMD, EventCollector, Genl
 from cocktail_lab.proc import in_netns, ofo_drops, tcp_ext
 from cocktail_lab.topo import Link
-from oooprobe_lib import (CMD, EventCollector, Genl, capture_holds,
-                          tcp_repair_write_seq)
+from oooprobe_lib import capture_holds, tcp_repair_write_seq
 
 MOD = "tcp_oooprobe"
 PORT = 5201

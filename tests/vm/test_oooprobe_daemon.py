@@ -8,8 +8,9 @@ import subprocess
 import time
 
 from conftest import insmod, rmmod
+from cocktail_lab.genl import CMD, EventCollector
 from cocktail_lab.topo import Link
-from oooprobe_lib import REPO, CMD, EventCollector
+from oooprobe_lib import REPO
 from test_oooprobe import transfer
 
 MOD = "tcp_oooprobe"

@@ -6,9 +6,10 @@ import threading
 import time
 
 from conftest import insmod, rmmod, module_loaded
+from cocktail_lab.genl import CMD, EventCollector, Genl
 from cocktail_lab.proc import in_netns
 from cocktail_lab.topo import Link
-from oooprobe_lib import REPO, CMD, EventCollector, Genl
+from oooprobe_lib import REPO
 
 MOD = "tcp_oooprobe"
 N = 10_000

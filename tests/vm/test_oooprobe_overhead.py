@@ -10,8 +10,9 @@ import subprocess
 import time
 
 from conftest import insmod, module_loaded, rmmod, sh
+from cocktail_lab.genl import Genl
 from cocktail_lab.topo import Link
-from oooprobe_lib import REPO, Genl
+from oooprobe_lib import REPO
 
 MOD = "tcp_oooprobe"
 RUNS = 5

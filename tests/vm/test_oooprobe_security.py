@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from conftest import sh
+from cocktail_lab.genl import (A, CMD, NLMSG_ERROR, EventCollector, Genl,
+                               nla)
 from cocktail_lab.topo import Link
-from oooprobe_lib import (A, CMD, NLMSG_ERROR, REPO, EventCollector, Genl,
-                          nla, parse_attrs)
+from oooprobe_lib import REPO
 from test_oooprobe import probe, transfer  # noqa: F401 (probe: fixture)
 
 NOBODY = ("setpriv --reuid=65534 --regid=65534 --clear-groups "
@@ -23,8 +24,8 @@ NOBODY = ("setpriv --reuid=65534 --regid=65534 --clear-groups "
 
 UNPRIV = r'''
 import errno, sys
-sys.path[:0] = ["%s/tests/vm", "%s/lab"]
-from oooprobe_lib import Genl, NetlinkError
+sys.path.insert(0, "%s/lab")
+from cocktail_lab.genl import Genl, NetlinkError
 g = Genl()
 print("stats-ok" if g.stats()["STAT_HOOK"] else "stats-bad")
 try:
@@ -37,7 +38,7 @@ try:
     print("setfilter-ALLOWED")
 except OSError as e:
     print("setfilter-" + errno.errorcode[e.errno])
-''' % (REPO, REPO)
+''' % REPO
 
 
 def test_unprivileged_eperm(probe):
@@ -151,20 +152,14 @@ def test_slow_reader_drop_accounting(probe):
     enobufs = 0
     while True:
         try:
-            data = slow.sock.recv(1 << 20)
+            events = slow.recv_events()
         except socket.timeout:
             break
         except OSError as e:
             assert e.errno == errno.ENOBUFS
             enobufs += 1
             continue
-        off = 0
-        while off + 16 <= len(data):
-            ln, typ = struct.unpack_from("=IH", data, off)
-            if typ == slow.family:
-                at = parse_attrs(data[off + 20:off + ln])
-                seqs.append(struct.unpack("=Q", at[A["EVENT_SEQ"]][0])[0])
-            off += (ln + 3) & ~3
+        seqs.extend(e["EVENT_SEQ"] for e in events)
     numbered = s1["EVENT_SEQ"] - s0["EVENT_SEQ"]
     dropped = s1["STAT_EVENTS_DROPPED"] - s0["STAT_EVENTS_DROPPED"]
     sent = s1["STAT_EVENTS_SENT"] - s0["STAT_EVENTS_SENT"]

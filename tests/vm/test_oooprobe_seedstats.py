@@ -8,9 +8,10 @@ import subprocess
 import threading
 
 from conftest import insmod, rmmod
+from cocktail_lab.genl import Genl
 from cocktail_lab.proc import in_netns
 from cocktail_lab.topo import Link
-from oooprobe_lib import REPO, Genl
+from oooprobe_lib import REPO
 
 MOD = "tcp_oooprobe"
 NETEM = "rate 20mbit loss 0.5%"

@@ -26,9 +26,10 @@ import time
 import pytest
 
 from conftest import insmod, module_loaded, rmmod
+from cocktail_lab.genl import CMD, EventCollector, Genl
 from cocktail_lab.proc import in_netns
 from cocktail_lab.topo import Link
-from oooprobe_lib import (CMD, EventCollector, Genl, tcp_repair_write_seq)
+from oooprobe_lib import tcp_repair_write_seq
 
 MOD = "tcp_oooprobe"
 HOLE = 2        # index of the black-holed segment

@@ -9,7 +9,7 @@ import socket
 
 import pytest
 
-from oooprobe_lib import CMD
+from cocktail_lab.genl import CMD
 from test_oooprobe import probe, truth_case  # noqa: F401 (fixture)
 
 
