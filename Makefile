@@ -9,8 +9,8 @@
 
 SHELL    := /bin/bash
 TOP      := $(CURDIR)
-KDIR     ?= $(shell $(TOP)/scripts/kdir)
-KVER     := $(shell $(TOP)/scripts/kver $(KDIR) 2>/dev/null)
+KDIR     ?= $(shell $(TOP)/dev/kdir)
+KVER     := $(shell $(TOP)/dev/kver $(KDIR) 2>/dev/null)
 PYTHON   := $(TOP)/.venv/bin/python
 BUILD    := $(TOP)/build
 CC       ?= cc
@@ -55,7 +55,7 @@ unit: deps-if-missing $(UNIT_BINS)
 # VM_TESTS narrows the run, e.g. make vmcheck VM_TESTS=tests/vm/test_cocktail_module.py
 VM_TESTS ?=
 vmcheck: deps-if-missing all
-	scripts/vm-run tests/vm/run $(VM_TESTS)
+	dev/vm-run tests/vm/run $(VM_TESTS)
 
 # The slow packaging tests (DKMS cycle, deb + lintian + dpkg -i, builds
 # against every Debian 12 kernel header set) run here too, before the VM;
@@ -67,10 +67,10 @@ demo: deps-if-missing all
 	bench/run demo
 
 deps:
-	scripts/deps
+	dev/deps
 
 deps-if-missing:
-	@scripts/deps --check || scripts/deps
+	@dev/deps --check || dev/deps
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean

@@ -88,7 +88,7 @@ compat-check:
 	TOP=$(TOP) BUILD=$(BUILD) packaging/compat-check $(COMPAT_KDIRS)
 
 # Header trees of the other Debian 12 kernels, unpacked under .cache/kernels
-# (never installed under /usr/src: that would change scripts/kdir's choice).
+# (never installed under /usr/src: that would change dev/kdir's choice).
 compat-headers:
 	packaging/fetch-headers
 
@@ -98,4 +98,4 @@ pkgcheck: compat-headers
 # make install / modprobe / sysctl autoload / modules-load.d / uninstall for
 # real inside the VM (one boot of its own: depmod there takes minutes).
 vm-install-check: deps-if-missing all
-	scripts/vm-run tests/vm/run tests/vm-install
+	dev/vm-run tests/vm/run tests/vm-install

@@ -7,7 +7,7 @@ restart decision), the probe's counters over generic netlink, rmmod, and no
 kernel warnings. Prints one JSON object; exit status 0 when every check
 passed.
 
-    KDIR=<headers of kernel X> scripts/vm-run .venv/bin/python packaging/vm-smoke.py build/compat/<X>/kmod [--sig-enforce]
+    KDIR=<headers of kernel X> dev/vm-run .venv/bin/python packaging/vm-smoke.py build/compat/<X>/kmod [--sig-enforce]
 
 (the venv's Python: the probe's generic netlink client, cocktail_lab.genl,
 needs pyroute2).

@@ -52,7 +52,7 @@ http {{
 def available():
     """(usable, reason)."""
     if not Path(BINARY).exists():
-        return False, "%s not found (scripts/deps installs Debian's nginx)" \
+        return False, "%s not found (dev/deps installs Debian's nginx)" \
             % BINARY
     return True, "found"
 

@@ -254,7 +254,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(
         prog="bench/run", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run bench scenarios inside the test VM (bench/run "
-        "boots it through scripts/vm-run) and write bench/results/SCENARIO/"
+        "boots it through dev/vm-run) and write bench/results/SCENARIO/"
         "{runs.csv,table.md,*.png,meta.json,README.md}.",
         epilog=EPILOG)
     ap.add_argument("scenario", nargs="+", choices=SCENARIOS)
@@ -295,7 +295,7 @@ def main(argv=None):
         ap.error("--resume continues a run, --append adds one: pick one")
     if os.geteuid() != 0 and not args.report_only:
         print("bench/run: must run as root inside the VM (bench/run does "
-              "that through scripts/vm-run)", file=sys.stderr)
+              "that through dev/vm-run)", file=sys.stderr)
         return 2
     status = 0
     for name in args.scenario:

@@ -1,5 +1,5 @@
 """scripts/tcp-tune against the real kernel, inside namespaces this file
-creates (run in the VM: scripts/vm-run tests/vm/run tests/vm/test_tcp_tune.py).
+creates (run in the VM: dev/vm-run tests/vm/run tests/vm/test_tcp_tune.py).
 
 Every test compares the full state before and after: `ip -j route show
 table all` and `ip route show table all` (text: the only place lock flags

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate the `ip -j route` fixtures used by tests/unit/test_tcp_tune.py.
 # Run as root inside the test VM (never on a real host's own namespace):
-#   scripts/vm-run tests/unit/data/capture-routes.sh
+#   dev/vm-run tests/unit/data/capture-routes.sh
 # It builds a throw-away namespace with routes carrying many attributes
 # (gateways, src, proto, scope, metric, locked metrics, multipath, nhid,
 # onlink, blackhole/unreachable, tos, other tables, IPv6 pref) and writes
