@@ -75,7 +75,7 @@ def test_plots_are_png(tmp_path):
 
 def test_published_chan_transcription():
     chan = published.chan()
-    # spot checks against the seed's tables 3.1 and 5.4
+    # spot checks against Chan's tables 3.1 and 5.4
     assert chan[("droptail", 100, 10, "SSR")] == 2.498
     assert chan[("red", 100, 10, "SSR")] == 2.991
     assert chan[("droptail", 1000, 300, "Cocktail")] == 53.736

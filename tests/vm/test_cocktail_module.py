@@ -1,4 +1,4 @@
-"""VM tests of tcp_cocktail.ko that need no shaped link (issue 2, tests 5-7).
+"""VM tests of tcp_cocktail.ko that need no shaped link.
 
   5. parameters: every invalid value is refused with EINVAL, by a sysfs
      write and at load time, and the old value stays; modinfo describes

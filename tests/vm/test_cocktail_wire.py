@@ -1,6 +1,6 @@
-"""Issue 2, tests 1-4: the cocktail module's behaviour seen on the wire.
+"""The cocktail module's behaviour seen on the wire.
 
-Topology: server -- router -- client (scripts/netem-topo), 100 ms RTT,
+Topology: server -- router -- client (cocktail_lab.topo), 100 ms RTT,
 10 Mbit/s bottleneck unless a test says otherwise. Every capture is taken on
 the router's interface toward the server: the server's segments appear there
 as it emitted them (no shaping before), its ACKs when the server gets them.

@@ -1,4 +1,4 @@
-"""tcp_oooprobe, issue 3 test 6: 10,000 short connections, some with
+"""tcp_oooprobe: 10,000 short connections, some with
 reordering; afterwards the flow table is empty, rmmod works, dmesg is clean
 (the conftest fixture fails the suite on any kernel warning)."""
 import socket
@@ -21,7 +21,7 @@ def test_many_short_connections_then_unload():
     insmod(MOD, flows="all")
     # Uncorrelated: netem draws a correlated reorder (`reorder 3% 50%`)
     # from a running average of uniform numbers, which falls below 3% for
-    # hardly any packet (none of 4,800 in a trial).
+    # hardly any packet.
     with Link("lt", rtt_ms=1, srv_netem="reorder 3%") as link:
         with in_netns(link.srv):
             ls = socket.socket()

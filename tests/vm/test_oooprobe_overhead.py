@@ -1,6 +1,6 @@
 """Cost of tcp_oooprobe on a CPU-bound transfer with no out-of-order data:
 iperf3 between two namespaces over veth, no shaping, probe loaded vs not,
-alternating, 5 runs each. A measurement for the README, not a pass/fail
+alternating, 5 runs each. A measurement for docs/tcp_oooprobe.md, not a pass/fail
 timing check (a loaded TCG host moves it by more than the target margin):
 the test asserts that the measurement ran as described and writes the
 ratio to build/vm/oooprobe_overhead.txt (runs in oooprobe_overhead.json)."""
@@ -41,8 +41,8 @@ def iperf(link):
         r = sh("ip netns exec %s iperf3 -c %s -p 5801 -t %d -J" %
                (link.cli, link.SRV, SECS))
         # The number comes from the client. A one-off server (-1) normally
-        # exits now, but on a loaded TCG host it once outlived a 20 s wait
-        # (CI): it is killed below rather than failing the measurement.
+        # exits now, but on a loaded TCG host it can outlive a 20 s wait:
+        # it is killed below rather than failing the measurement.
         try:
             srv.wait(timeout=10)
         except subprocess.TimeoutExpired:

@@ -1,4 +1,5 @@
-"""The seed's statistics from a VM run: web-like transfers (many small,
+"""McManus's statistics (flows and packets with reordering, hold
+times) from a VM run: web-like transfers (many small,
 a few large) to a client over a shaped link with loss, aggregated by
 oooprobed --report with the probe filtered to the client's namespace.
 Writes build/vm/oooprobe_seedstats.txt (summary + netem settings)."""

@@ -1,5 +1,5 @@
-"""tcp_oooprobe frees a flow's state however its socket goes away (issue 3:
-"also for sockets that are destroyed without a normal close"). Flows with
+"""tcp_oooprobe frees a flow's state however its socket goes away, also
+for sockets that are destroyed without a normal close. Flows with
 out-of-order data pending (one segment black-holed by the router, so the
 hole never fills and nothing is ever released) and clean ones are torn
 down by

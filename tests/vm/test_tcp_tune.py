@@ -136,7 +136,7 @@ def settle(ns=NS, timeout=15.0):
     carrier through linkwatch (up to a second later) and only then its
     link-local address and that address's local route: a snapshot taken
     before that differs from any later one for reasons that have nothing to
-    do with tcp-tune (CI saw exactly this)."""
+    do with tcp-tune."""
     deadline = time.monotonic() + timeout
     while True:
         links = json.loads(sh("ip -n %s -j link show" % ns).stdout)

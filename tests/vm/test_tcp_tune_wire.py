@@ -1,6 +1,6 @@
-"""scripts/tcp-tune seen on the wire (issue 4, end-to-end tests).
+"""scripts/tcp-tune seen on the wire, end to end.
 
-Topology: server -- router -- client (scripts/netem-topo via netlab), 100 ms
+Topology: server -- router -- client (cocktail_lab.topo), 100 ms
 RTT, 10 Mbit/s. tcp-tune acts inside the server namespace (--netns); the
 capture is on the router's interface toward the server, so the server's
 segments appear as it sent them and its ACKs as it got them. The "first
