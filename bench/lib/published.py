@@ -1,5 +1,5 @@
-"""The seeds' published numbers (bench/published/*.csv, '#' lines are
-citations) as lists of dicts."""
+"""The published numbers the bench reproduces (bench/published/*.csv, '#'
+lines are citations) as lists of dicts."""
 import csv
 from pathlib import Path
 

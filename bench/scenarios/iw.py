@@ -1,4 +1,4 @@
-"""iw: the IW10 post (seed 003_*): a 34 KB page fetched on a new connection
+"""iw: Sam Saffron's IW10 post: a 34 KB page fetched on a new connection
 at 50, 100, 200 and 310 ms RTT, initial window 2, 4 (RFC 3390's ceiling),
 10 and 10 paced over the handshake RTT (tcp_cocktail pace_iw=1); the IW
 set through the module (tcp_cocktail.iw) and through the route
@@ -196,8 +196,8 @@ def _flights(rows, pkts, server, rtt):
 def report(ctx, rows):
     rows = [r for r in rows if r.get("variant")]
     names = [v.name for v in VARIANTS]
-    md = ["# iw: a 34 KB page on a new connection (IW10 post, seed "
-          "003_36579029d1fd1efa.txt)\n\n",
+    md = ["# iw: a 34 KB page on a new connection (Sam Saffron's IW10 "
+          "post)\n\n",
           "Measured inside the test VM, 10 Mbit/s, 100-packet drop-tail "
           "queue. Time from connect() to the last byte, median (min–max); "
           "×ideal against one RTT for the handshake + one for the request "

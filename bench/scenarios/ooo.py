@@ -1,4 +1,4 @@
-"""ooo: the seed 004_* statistics (McManus 2010, "Long Out Of Order
+"""ooo: McManus's statistics (2010, "Long Out Of Order
 Queueing Delays"): flows, flows with reordering per thousand, reordered
 packets per thousand, mean data packets per flow with and without
 reordering, and the hold-time distribution (median, p80, p90, p97, max)
@@ -148,7 +148,7 @@ def nearest_rank(sorted_values, p):
 
 
 def from_events(events):
-    """The seed's statistics recomputed from oooprobed's JSON events
+    """McManus's statistics recomputed from oooprobed's JSON events
     (dicts with type flow/segment), plus what the summary does not print
     (mean reordered packets of a flow with reordering, mean held length).
     Returns (stats dict, sorted hold times in ms, held lengths)."""
@@ -522,7 +522,7 @@ def markdown(rows, notes=()):
     good = [r for r in rows if r.get("setting") and not r.get("error")]
     names = [n for n in dict.fromkeys(r["setting"] for r in good)]
     pub = {r["what"]: r for r in published.load("ooo2010_stats.csv")}
-    md = ["# ooo: out-of-order hold times (seed 004_1ce70cf55789b78c.txt)"
+    md = ["# ooo: out-of-order hold times (McManus 2010)"
           "\n\n",
           "Measured inside the test VM by `daemon/oooprobed` (its final "
           "summary; the same numbers recomputed from its JSON events must "
@@ -565,7 +565,7 @@ def markdown(rows, notes=()):
 
 
 def cdf_plot(path, holds, published_rows=None):
-    """CDF of the hold times per setting (log x), with the seed's median
+    """CDF of the hold times per setting (log x), with McManus's median
     and p80 marked."""
     import matplotlib
     matplotlib.use("Agg")
@@ -580,8 +580,8 @@ def cdf_plot(path, holds, published_rows=None):
         ax.step(v, [(i + 1) / len(v) for i in range(len(v))], where="post",
                 label="%s (%d)" % (name, len(v)))
     pub = {r["what"]: r["value"] for r in (published_rows or [])}
-    for key, q, lab in (("median_hold_time", 0.5, "seed median"),
-                        ("p80_hold_time_about", 0.8, "seed p80 (about)")):
+    for key, q, lab in (("median_hold_time", 0.5, "McManus median"),
+                        ("p80_hold_time_about", 0.8, "McManus p80 (about)")):
         if key in pub:
             ax.plot([pub[key]], [q], "kx", ms=8)
             ax.annotate(lab, (pub[key], q), fontsize=7,

@@ -1,4 +1,4 @@
-"""phttp: Heidemann (1997), table 1 (seed 000_*): retrievals of three
+"""phttp: Heidemann (1997), table 1: retrievals of three
 documents (6,651, 3,883 and 1,866 B) over a 10 Mbit/s link with under 1 ms
 RTT and over a 90 ms RTT link; HTTP/1.0 (a connection per document) vs
 persistent connections; server variants: headers written separately with
