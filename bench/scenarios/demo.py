@@ -4,7 +4,7 @@ shaped link.
 One netem-topo link, 200 ms RTT, 10 Mbit/s, drop-tail queue of 100
 packets. For each policy a new persistent connection warms up (3 fetches
 of 100 segments), stays idle 2 s, then fetches 100 segments; the client
-(tests/vm/kaconn.py) measures the completion time (request sent -> last
+(cocktail_lab.traffic) measures the completion time (request sent -> last
 byte received). Policies (bench/lib/policies.py's names):
   linux-default        CUBIC, net.ipv4.tcp_slow_start_after_idle=1
   cubic-nossai         CUBIC, tcp_slow_start_after_idle=0

@@ -615,7 +615,7 @@ class Topo:
         return json.loads(self.run(ns, ["tc", "-j", "qdisc", "show", "dev",
                                         dev]).stdout)
 
-    # -- keep-alive traffic (tests/vm/kaconn.py)
+    # -- keep-alive traffic (cocktail_lab/traffic.py, run as a process)
     def ka_server(self, port=8000, cc=None, clamp=0, pair=0, sndbuf=None):
         cmd = [sys.executable, KACONN, "server", "--port", str(port)]
         if cc:
@@ -628,15 +628,15 @@ class Topo:
                           ready=r"^listening", timeout=60)
 
     def ka_client(self, port=8000, pair=0, timeout=600, **kw):
-        """Run kaconn.py client against pair's server; keyword arguments
-        map to its options (segments=60, warm_cwnd=30, idle=2, idle_rto=1.5,
+        """Run the keep-alive client (traffic.py client) against pair's
+        server; keyword arguments map to its options (segments=60, warm_cwnd=30, idle=2, idle_rto=1.5,
         rounds, rcvbuf, clamp, warm_segs, warm_max). Returns its JSON."""
         p = self.pairs[pair]
         cmd = [sys.executable, KACONN, "client", "--host", p["server_addr"],
                "--port", str(port)] + kwargs_argv(kw)
         r = self.run(p["client_ns"], cmd, check=False, timeout=timeout)
         if r.returncode not in (0, 3):
-            raise RuntimeError("kaconn client failed (%d): %s" %
+            raise RuntimeError("keep-alive client failed (%d): %s" %
                                (r.returncode, r.stderr))
         return json.loads(r.stdout)
 

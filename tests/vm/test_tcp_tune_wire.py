@@ -4,21 +4,18 @@ Topology: server -- router -- client (cocktail_lab.topo), 100 ms
 RTT, 10 Mbit/s. tcp-tune acts inside the server namespace (--netns); the
 capture is on the router's interface toward the server, so the server's
 segments appear as it sent them and its ACKs as it got them. The "first
-flight" is netlab.first_flight: the server's data segments after an idle gap
+flight" is cocktail_lab.capture.first_flight: the server's data segments after an idle gap
 (or the connection's first data) up to the first ACK covering any of them.
 """
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import netlab  # noqa: E402
-from netlab import Capture, Topo, first_flight, read_pcap  # noqa: E402
+from cocktail_lab.capture import Capture, first_flight, read_pcap
+from cocktail_lab.topo import REPO, Topo
 
-TOOL = str(netlab.REPO / "scripts" / "tcp-tune")
-OUT = netlab.REPO / "build" / "vm" / "tcp_tune_wire"
+TOOL = str(REPO / "scripts" / "tcp-tune")
+OUT = REPO / "build" / "vm" / "tcp_tune_wire"
 PORT = 8300
 
 
