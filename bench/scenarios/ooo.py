@@ -37,13 +37,13 @@ import time
 from pathlib import Path
 
 from bench.lib import published, stats, table
-from cocktail_lab import proc
+from cocktail_lab import modparams, proc
 from cocktail_lab.topo import Topo
 
 REPO = Path(__file__).resolve().parents[2]
 DAEMON = REPO / "daemon" / "oooprobed"
 KO = REPO / "kmod" / "tcp_oooprobe.ko"
-PARAMS = Path("/sys/module/tcp_oooprobe/parameters")
+OOO = modparams.OOOPROBE
 PORT = 5006
 RESUME_KEY = ("setting", "rep")
 RATE = "20mbit"
@@ -277,31 +277,30 @@ class Probe:
 
     def __init__(self):
         self.loaded_here = False
-        if not PARAMS.is_dir():
+        if not modparams.has_params(OOO):
             proc.sh("insmod %s flows=all" % KO)
             self.loaded_here = True
-        self.old = {k: (PARAMS / k).read_text().strip() for k in self.FILTERS}
+        self.old = {k: modparams.get_param(OOO, k) for k in self.FILTERS}
         self.set("flows", "all")
         self.set("ports", "any")
 
     @staticmethod
     def set(name, value):
-        (PARAMS / name).write_text("%s\n" % value)
-        got = (PARAMS / name).read_text().strip()
+        modparams.set_param(OOO, name, value)
+        got = modparams.get_param(OOO, name)
         if got != str(value):
             raise RuntimeError("tcp_oooprobe.%s reads %r, wanted %r" %
                                (name, got, value))
 
     @staticmethod
     def params():
-        return {f.name: f.read_text().strip() for f in PARAMS.iterdir()}
+        return modparams.get_params(OOO)
 
     def close(self):
         if self.loaded_here:
             proc.sh("rmmod tcp_oooprobe", check=False)
             return
-        for k, v in self.old.items():
-            (PARAMS / k).write_text("%s\n" % v)
+        modparams.set_params(self.old, OOO)
 
 
 def _tc_lines(info):
@@ -417,7 +416,7 @@ def run(ctx):
     for what, path in (("daemon/oooprobed", DAEMON),
                        ("kmod/tcp_oooprobe.ko", KO)):
         if not path.exists() and not (what.startswith("kmod") and
-                                      PARAMS.is_dir()):
+                                      modparams.has_params(OOO)):
             raise RuntimeError("%s is not built (make all)" % what)
     settings = [s for s in g["settings"] if "setting" not in ctx.only
                 or s in ctx.only["setting"]]

@@ -51,7 +51,7 @@ from pathlib import Path
 from . import proc
 
 REPO = Path(__file__).resolve().parents[2]
-KACONN = str(REPO / "lab" / "cocktail_lab" / "traffic.py")
+TRAFFIC = str(REPO / "lab" / "cocktail_lab" / "traffic.py")
 STATE_DIR = os.environ.get("NETEM_TOPO_STATE", "/run/netem-topo")
 PROG = "netem-topo"
 
@@ -617,7 +617,7 @@ class Topo:
 
     # -- keep-alive traffic (cocktail_lab/traffic.py, run as a process)
     def ka_server(self, port=8000, cc=None, clamp=0, pair=0, sndbuf=None):
-        cmd = [sys.executable, KACONN, "server", "--port", str(port)]
+        cmd = [sys.executable, TRAFFIC, "server", "--port", str(port)]
         if cc:
             cmd += ["--cc", cc]
         if clamp:
@@ -632,7 +632,7 @@ class Topo:
         server; keyword arguments map to its options (segments=60, warm_cwnd=30, idle=2, idle_rto=1.5,
         rounds, rcvbuf, clamp, warm_segs, warm_max). Returns its JSON."""
         p = self.pairs[pair]
-        cmd = [sys.executable, KACONN, "client", "--host", p["server_addr"],
+        cmd = [sys.executable, TRAFFIC, "client", "--host", p["server_addr"],
                "--port", str(port)] + kwargs_argv(kw)
         r = self.run(p["client_ns"], cmd, check=False, timeout=timeout)
         if r.returncode not in (0, 3):

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from bench.scenarios import NAMES
+from cocktail_lab import modparams
 
 REPO = Path(__file__).resolve().parents[2]
 OUT = REPO / "build" / "vm" / "bench-smoke"
@@ -117,7 +118,7 @@ def test_restart_rows_are_consistent():
     meta = json.loads((OUT / "restart" / "meta.json").read_text())
     assert meta["args"]["jobs"] == 2
     assert sorted(t["delay_ms"] for t in meta["tc"]) == [20, 150]
-    if not Path("/sys/module/tcp_cocktail").exists():
+    if not modparams.loaded(modparams.COCKTAIL):
         return
     # --trace: one restart event per measured burst, attributed to the
     # policy that was applied, auto resolved by each cell's path RTT
@@ -192,7 +193,7 @@ def test_ooo_outputs():
     """ooo --quick --reps 1: every run has oooprobed's statistics, every
     connection gave a FLOW event, the daemon's summary agrees with its
     JSON events, holds.csv has one row per held segment."""
-    loaded = Path("/sys/module/tcp_oooprobe").exists()
+    loaded = modparams.loaded(modparams.OOOPROBE)
     out = run_scenario("ooo", "")
     with open(out / "runs.csv", newline="") as f:
         rows = list(csv.DictReader(f))
@@ -216,7 +217,7 @@ def test_ooo_outputs():
     meta = json.loads((out / "meta.json").read_text())
     assert meta["runs"] == 2 and len(meta["tc"]) == 2
     assert meta["oooprobe"]["params"]["flows"] == "all"
-    assert Path("/sys/module/tcp_oooprobe").exists() == loaded, \
+    assert modparams.loaded(modparams.OOOPROBE) == loaded, \
         "the scenario changed whether tcp_oooprobe is loaded"
 
 

@@ -29,14 +29,12 @@ import pytest
 
 from cocktail_lab.modparams import (counters, get_param, loaded, params_dir,
                                     refcnt, write_param)
-from cocktail_lab.topo import Pair
+from cocktail_lab.topo import TRAFFIC, Pair
 from conftest import KMOD, insmod, rmmod, sh
 
 MOD = "tcp_cocktail"
 
 KO = KMOD / (MOD + ".ko")
-TRAFFIC = Path(__file__).resolve().parents[2] / "lab" / "cocktail_lab" / \
-    "traffic.py"
 TRACING = Path("/sys/kernel/tracing")
 ALL_PARAMS = ("iw", "restart", "auto_rtt_us", "queue_pct", "cwv", "pace_iw",
               "pace_rate", "stats")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from cocktail_lab import modparams
 from conftest import REPO, module_loaded, sh
 
 TOOL = str(REPO / "scripts" / "tcp-tune")
@@ -124,10 +125,9 @@ def state(ns=NS):
     snap["global_sysctl"] = sh("sysctl %s" % " ".join(GLOBAL_KEYS)).stdout
     snap["modules"] = sorted(m for m in ("tcp_cocktail", "tcp_bbr", "tcp_vegas")
                              if module_loaded(m))
-    params = Path("/sys/module/tcp_cocktail/parameters")
-    if params.is_dir():
-        snap["params"] = {p.name: p.read_text() for p in params.iterdir()
-                          if p.name != "stats"}
+    if modparams.has_params():
+        snap["params"] = {k: v for k, v in modparams.get_params().items()
+                          if k != "stats"}
     return snap
 
 
@@ -290,7 +290,7 @@ def test_apply_and_revert_profile(ns, profile):
             "net.ipv4.tcp_allowed_congestion_control").split()
         assert "host-global" in p.stderr
     for k, v in exp.get("params", {}).items():
-        got = Path("/sys/module/tcp_cocktail/parameters/%s" % k).read_text().strip()
+        got = modparams.get_param(modparams.COCKTAIL, k)
         assert got == v, k
     if "route" in exp:
         check_routes_changed(r4, routes_json(4), exp["route"])
