@@ -12,26 +12,9 @@
 #include <string.h>
 
 #include "ooo_ranges.h"
+#include "check.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-
-static unsigned int passed, failed;
-
-#define CHECK_EQ(got, want) check_eq((uint64_t)(got), (uint64_t)(want), \
-				     #got, __FILE__, __LINE__)
-#define CHECK(cond) CHECK_EQ(!!(cond), 1)
-
-static void check_eq(uint64_t got, uint64_t want, const char *expr,
-		     const char *file, int line)
-{
-	if (got == want) {
-		passed++;
-		return;
-	}
-	failed++;
-	printf("FAIL %s:%d: %s = %" PRIu64 ", want %" PRIu64 "\n",
-	       file, line, expr, got, want);
-}
 
 /*
  * The grow callback: the module's policy (ooo_ranges_next_cap() up to a
@@ -678,6 +661,5 @@ int main(void)
 	test_release();
 	test_full();
 	test_random();
-	printf("%u passed, %u failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return CHECK_SUMMARY();
 }

@@ -8,24 +8,7 @@
 #include <stdlib.h>
 
 #include "cocktail_policy.h"
-
-static unsigned int passed, failed;
-
-#define CHECK_EQ(got, want) check_eq((uint64_t)(got), (uint64_t)(want), \
-				     #got, __FILE__, __LINE__)
-#define CHECK(cond) CHECK_EQ(!!(cond), 1)
-
-static void check_eq(uint64_t got, uint64_t want, const char *expr,
-		     const char *file, int line)
-{
-	if (got == want) {
-		passed++;
-		return;
-	}
-	failed++;
-	printf("FAIL %s:%d: %s = %" PRIu64 ", want %" PRIu64 "\n",
-	       file, line, expr, got, want);
-}
+#include "check.h"
 
 static const u32 mss_list[] = { 88, 536, 1095, 1448, 2190, 4380, 9000, 65535 };
 #define N_MSS (sizeof(mss_list) / sizeof(mss_list[0]))
@@ -422,6 +405,5 @@ int main(void)
 	test_rate();
 	test_maxwin();
 	test_cwv();
-	printf("%u passed, %u failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return CHECK_SUMMARY();
 }
