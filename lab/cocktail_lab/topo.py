@@ -8,27 +8,11 @@ Pair context managers the VM tests and the bench build on.
         srv = t.start(t.server, ["python3", "server.py"], ready=r"^listening")
         t.run(t.client, ["curl", "http://%s:8000/" % t.server_addr])
 
-Single sender (default, senders=1):
+The topology's shape (single sender or dumbbell), where the shaping sits
+and why, and the addresses are drawn in USAGE below, netem-topo's help:
+the keyword arguments of Topo are its options (rtt, rate, limit, red,
+loss, loss_dir, reorder, ...; senders=N, dumbbell=True).
 
-  NAME-s0 [to-r] ==== [to-s0] NAME-r [to-c0] ==== [to-r] NAME-c0
-    server              router (shaping)            client
-
-Dumbbell (senders N > 1, or dumbbell):
-
-  NAME-s{i} [to-r] == [to-s{i}] NAME-rl [to-rr] == [to-rl] NAME-rr [to-c{i}] == [to-r] NAME-c{i}
-
-Shaping lives on router egress only, so tcpdump on the router's interface
-toward a server sees the server's packets as it emitted them (ingress, no
-shaping before it) and the ACKs when the server receives them:
-  forward (toward the clients): root netem "delay RTT/2 [loss] [reorder]"
-    with the bottleneck as its child: netem "rate R limit Q" (drop-tail,
-    Q packets of queue) or, with red, tbf "rate R" + RED child.
-  reverse (toward the servers): netem "delay RTT/2 [loss] [reorder]".
-Offloads (tso, gso, gro) are off on every veth, so segments are MSS sized.
-
-Addresses: server i 198.18.(16+i).2/24 and fd00:cc:1:i::2/64,
-           client i 198.19.(16+i).2/24 and fd00:cc:2:i::2/64,
-           router-router 198.18.0.1-2/30 and fd00:cc:3::1-2/64.
 State: STATE_DIR/NAME.json (the description up() returned), so that
 `netem-topo list/show/down` find topologies made by any process.
 
