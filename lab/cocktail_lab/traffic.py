@@ -237,20 +237,16 @@ def client(args):
     c = C()
     res = {"host": args.host, "port": args.port, "segments": args.segments,
            "warm_cwnd": args.warm_cwnd, "warmup": []}
-    if args.warm_fetches:
-        for _ in range(args.warm_fetches):
-            nbytes, secs = c.fetch(args.warm_segs)
-            info = c.info()
-            res["warmup"].append({"bytes": nbytes, "seconds": secs,
-                                  "cwnd": info["snd_cwnd"], "info": info})
-    elif args.warm_cwnd:
-        for _ in range(args.warm_max):
-            nbytes, secs = c.fetch(args.warm_segs)
-            info = c.info()
-            res["warmup"].append({"bytes": nbytes, "seconds": secs,
-                                  "cwnd": info["snd_cwnd"], "info": info})
-            if info["snd_cwnd"] >= args.warm_cwnd:
-                break
+    # a fixed number of warm-up fetches, or fetches until the server's cwnd
+    # reaches --warm-cwnd (at most --warm-max)
+    until_cwnd = not args.warm_fetches and args.warm_cwnd
+    for _ in range(args.warm_fetches or (args.warm_max if until_cwnd else 0)):
+        nbytes, secs = c.fetch(args.warm_segs)
+        info = c.info()
+        res["warmup"].append({"bytes": nbytes, "seconds": secs,
+                              "cwnd": info["snd_cwnd"], "info": info})
+        if until_cwnd and info["snd_cwnd"] >= args.warm_cwnd:
+            break
     for w in res["warmup"][:-1]:
         w.pop("info")
     res["warm_reached"] = bool(
