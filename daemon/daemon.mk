@@ -1,6 +1,7 @@
 # oooprobed: userspace side of tcp_oooprobe (libmnl). Included by Makefile.
-OOOPROBED_SRCS := daemon/oooprobed.c daemon/stats.c
-OOOPROBED_DEPS := $(OOOPROBED_SRCS) daemon/stats.h kmod/uapi/tcp_oooprobe.h
+OOOPROBED_SRCS := daemon/oooprobed.c daemon/genl.c daemon/stats.c
+OOOPROBED_DEPS := $(OOOPROBED_SRCS) daemon/genl.h daemon/stats.h \
+		   kmod/uapi/tcp_oooprobe.h
 
 DAEMONS += $(TOP)/daemon/oooprobed
 

@@ -30,6 +30,7 @@
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 
+#include "genl.h"
 #include "stats.h"
 #include "tcp_oooprobe.h"
 
@@ -50,7 +51,7 @@ static struct {
 	struct mnl_socket *ev;		/* events + nlctrl notifications */
 	struct mnl_socket *req;		/* GET_STATS requests */
 	uint16_t family;		/* 0: not loaded */
-	uint32_t group, ctrl_group;
+	uint32_t group;
 	unsigned int seq;
 	uint64_t next_event_seq;	/* 0: unknown */
 	uint64_t lost_gap, overruns, reloads;
@@ -76,88 +77,6 @@ static double now_s(void)
 
 /* ---- family resolution -------------------------------------------------- */
 
-struct resolve {
-	uint16_t id;
-	uint32_t group, ctrl_group;
-	const char *want_group;
-};
-
-static int grp_cb(const struct nlattr *attr, void *data)
-{
-	struct resolve *r = data;
-	struct nlattr *a;
-	const char *name = NULL;
-	uint32_t id = 0;
-
-	mnl_attr_for_each_nested(a, attr) {
-		if (mnl_attr_get_type(a) == CTRL_ATTR_MCAST_GRP_NAME)
-			name = mnl_attr_get_str(a);
-		else if (mnl_attr_get_type(a) == CTRL_ATTR_MCAST_GRP_ID)
-			id = mnl_attr_get_u32(a);
-	}
-	if (name && !strcmp(name, r->want_group))
-		r->group = id;
-	return MNL_CB_OK;
-}
-
-static int family_cb(const struct nlmsghdr *nlh, void *data)
-{
-	struct resolve *r = data;
-	struct nlattr *a;
-
-	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
-		switch (mnl_attr_get_type(a)) {
-		case CTRL_ATTR_FAMILY_ID:
-			r->id = mnl_attr_get_u16(a);
-			break;
-		case CTRL_ATTR_MCAST_GROUPS: {
-			struct nlattr *grp;
-
-			mnl_attr_for_each_nested(grp, a)
-				grp_cb(grp, r);
-			break;
-		}
-		}
-	}
-	return MNL_CB_OK;
-}
-
-/* Returns 0, -ENOENT when the family does not exist, or another -errno. */
-static int resolve(struct mnl_socket *nl, const char *name, const char *grp,
-		   struct resolve *r)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh;
-	struct genlmsghdr *gh;
-	unsigned int seq = ++g.seq;
-	int n, ret;
-
-	memset(r, 0, sizeof(*r));
-	r->want_group = grp;
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = GENL_ID_CTRL;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-	nlh->nlmsg_seq = seq;
-	gh = mnl_nlmsg_put_extra_header(nlh, sizeof(*gh));
-	gh->cmd = CTRL_CMD_GETFAMILY;
-	gh->version = 1;
-	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, name);
-	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	for (;;) {
-		n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
-		if (n < 0)
-			return -errno;
-		ret = mnl_cb_run(buf, n, seq, mnl_socket_get_portid(nl),
-				 family_cb, r);
-		if (ret < 0)
-			return -errno;
-		if (ret == MNL_CB_STOP)
-			break;
-	}
-	return r->id ? 0 : -ENOENT;
-}
-
 static int join(struct mnl_socket *nl, uint32_t group)
 {
 	return mnl_socket_setsockopt(nl, NETLINK_ADD_MEMBERSHIP, &group,
@@ -167,19 +86,20 @@ static int join(struct mnl_socket *nl, uint32_t group)
 /* Resolve tcp_oooprobe and join its event group. */
 static int attach(int first)
 {
-	struct resolve r;
+	uint16_t id;
+	uint32_t group;
 	int err;
 
-	err = resolve(g.req, TCP_OOOPROBE_GENL_NAME, TCP_OOOPROBE_MCGRP_EVENTS,
-		      &r);
+	err = genl_resolve(g.req, &g.seq, TCP_OOOPROBE_GENL_NAME,
+			   TCP_OOOPROBE_MCGRP_EVENTS, &id, &group);
 	if (err)
 		return err;
-	if (!r.group) {
+	if (!group) {
 		fprintf(stderr, "oooprobed: family %s has no group %s\n",
 			TCP_OOOPROBE_GENL_NAME, TCP_OOOPROBE_MCGRP_EVENTS);
 		return -EPROTO;
 	}
-	if (join(g.ev, r.group) < 0) {
+	if (join(g.ev, group) < 0) {
 		err = -errno;
 		if (err == -EPERM)
 			fprintf(stderr, "oooprobed: subscribing to %s events needs CAP_NET_ADMIN (run as root)\n",
@@ -189,12 +109,12 @@ static int attach(int first)
 				TCP_OOOPROBE_MCGRP_EVENTS, strerror(-err));
 		return err;
 	}
-	g.family = r.id;
-	g.group = r.group;
+	g.family = id;
+	g.group = group;
 	g.next_event_seq = 0;
 	if (!first)
 		fprintf(stderr, "oooprobed: %s is back (family %u); resubscribed\n",
-			TCP_OOOPROBE_GENL_NAME, r.id);
+			TCP_OOOPROBE_GENL_NAME, id);
 	return 0;
 }
 
@@ -226,35 +146,12 @@ static int kstats_cb(const struct nlmsghdr *nlh, void *data)
 
 static int get_kstats(struct kstats *k)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh;
-	struct genlmsghdr *gh;
-	unsigned int seq = ++g.seq;
-	int n, ret;
-
 	memset(k, 0, sizeof(*k));
 	if (!g.family)
 		return -ENOENT;
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = g.family;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-	nlh->nlmsg_seq = seq;
-	gh = mnl_nlmsg_put_extra_header(nlh, sizeof(*gh));
-	gh->cmd = TCP_OOOPROBE_CMD_GET_STATS;
-	gh->version = TCP_OOOPROBE_GENL_VERSION;
-	if (mnl_socket_sendto(g.req, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	for (;;) {
-		n = mnl_socket_recvfrom(g.req, buf, sizeof(buf));
-		if (n < 0)
-			return -errno;
-		ret = mnl_cb_run(buf, n, seq, mnl_socket_get_portid(g.req),
-				 kstats_cb, k);
-		if (ret < 0)
-			return -errno;
-		if (ret == MNL_CB_STOP)
-			return 0;
-	}
+	return genl_request(g.req, &g.seq, g.family,
+			    TCP_OOOPROBE_CMD_GET_STATS,
+			    TCP_OOOPROBE_GENL_VERSION, 0, NULL, kstats_cb, k);
 }
 
 /* ---- outputs ------------------------------------------------------------ */
@@ -407,7 +304,6 @@ static int ev_cb(const struct nlmsghdr *nlh, void *data)
 
 	(void)data;
 	if (nlh->nlmsg_type == GENL_ID_CTRL) {
-		struct resolve r = { .want_group = "" };
 		struct nlattr *a;
 		const char *name = NULL;
 
@@ -416,7 +312,6 @@ static int ev_cb(const struct nlmsghdr *nlh, void *data)
 				name = mnl_attr_get_str(a);
 		if (!name || strcmp(name, TCP_OOOPROBE_GENL_NAME))
 			return MNL_CB_OK;
-		family_cb(nlh, &r);
 		if (gh->cmd == CTRL_CMD_DELFAMILY && g.family) {
 			fprintf(stderr, "oooprobed: %s was unloaded; waiting for it to come back\n",
 				TCP_OOOPROBE_GENL_NAME);
@@ -528,7 +423,8 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sigaction sa;
-	struct resolve ctrl;
+	uint16_t ctrl_id;
+	uint32_t ctrl_group;
 	double t0, next_tick, d;
 	int c, err;
 
@@ -591,8 +487,9 @@ bad:
 		setsockopt(mnl_socket_get_fd(g.ev), SOL_SOCKET, SO_RCVBUF,
 			   &opt.rcvbuf, sizeof(opt.rcvbuf));
 	/* nlctrl notifications: the family going away and coming back */
-	if (!resolve(g.req, "nlctrl", "notify", &ctrl) && ctrl.group)
-		join(g.ev, ctrl.group);
+	if (!genl_resolve(g.req, &g.seq, "nlctrl", "notify", &ctrl_id,
+			  &ctrl_group) && ctrl_group)
+		join(g.ev, ctrl_group);
 	err = attach(1);
 	if (err == -ENOENT) {
 		fprintf(stderr, "oooprobed: generic netlink family %s not found: load the module (modprobe tcp_oooprobe, or insmod kmod/tcp_oooprobe.ko)\n",
