@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cocktail_lab import modparams
+from cocktail_lab import modparams, topo
 from conftest import REPO, module_loaded, sh
 
 TOOL = str(REPO / "scripts" / "tcp-tune")
@@ -35,27 +35,13 @@ GLOBAL_KEYS = ["net.ipv4.tcp_congestion_control",
                "net.core.default_qdisc"]
 
 # The namespace's routes: many attributes, so that "keeps every other
-# attribute" is checked on real routes.
-SETUP = """
+# attribute" is checked on real routes. The two namespaces and their veth
+# come from the lab (make_namespaces); this is the rest of the fixture.
+ROUTES = """
 set -e
-ip netns add {ns}
-ip netns add {peer}
-# No DAD: link-local addresses (and their local routes) appear as soon as
-# the links have carrier; settle() below waits for that.
-ip netns exec {ns} sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
-ip netns exec {peer} sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
-ip -n {ns} link set lo up
-ip -n {peer} link set lo up
-ip -n {ns} link add a0 type veth peer name b0 netns {peer}
 ip -n {ns} link add d0 type dummy
-ip -n {ns} link set a0 up
 ip -n {ns} link set d0 up
-ip -n {peer} link set b0 up
-ip -n {ns} addr add 198.18.10.1/24 dev a0
-ip -n {peer} addr add 198.18.10.2/24 dev b0
 ip -n {ns} addr add 198.18.11.1/24 dev d0
-ip -n {ns} -6 addr add fd00:cc:10::1/64 dev a0 nodad
-ip -n {peer} -6 addr add fd00:cc:10::2/64 dev b0 nodad
 ip -n {ns} -6 addr add fd00:cc:11::1/64 dev d0 nodad
 ip -n {ns} route add default via 198.18.10.2 dev a0 proto static metric 100 \
     src 198.18.10.1 mtu lock 1400 advmss 1360 features ecn hoplimit 64 initrwnd 20
@@ -76,6 +62,22 @@ ip -n {ns} -6 route add fd00:cc:20::/48 via fd00:cc:10::2 dev a0 proto static \
 ip -n {ns} -6 route add fd00:cc:21::/48 proto static \
     nexthop via fd00:cc:10::2 dev a0 weight 2 nexthop via fd00:cc:11::2 dev d0 weight 1
 """
+
+
+def make_namespaces(ns, peer):
+    """NS (the one tcp-tune acts in) and PEER joined by veth a0 -- b0
+    (198.18.10.1/.2, fd00:cc:10::1/::2; no duplicate address detection, so
+    link-local addresses and their local routes appear as soon as the links
+    have carrier: settle() waits for that), then ROUTES in NS."""
+    made = []
+    for n in (ns, peer):
+        topo.add_ns(n, made)
+    topo.veth(ns, "a0", peer, "b0")
+    topo.addr(ns, "a0", "198.18.10.1/24", "fd00:cc:10::1/64")
+    topo.addr(peer, "b0", "198.18.10.2/24", "fd00:cc:10::2/64")
+    p = subprocess.run(["bash", "-c", ROUTES.format(ns=ns)],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
 
 
 def tool(*args, ns=NS, state=None, check=None, env=None):
@@ -198,9 +200,7 @@ def ns(tmp_path):
     for m in ("tcp_bbr", "tcp_vegas"):
         if module_loaded(m):
             sh("rmmod %s" % m, check=False)
-    p = subprocess.run(["bash", "-c", SETUP.format(ns=NS, peer=PEER)],
-                       capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr
+    make_namespaces(NS, PEER)
     settle()
     yield tmp_path / "state"
     sh("ip netns del %s" % NS, check=False)
@@ -456,7 +456,7 @@ def test_dry_run_prints_and_changes_nothing(ns):
     via_dry = main_state()
     sh("ip netns del %s" % NS)
     sh("ip netns del %s" % PEER)
-    subprocess.run(["bash", "-c", SETUP.format(ns=NS, peer=PEER)], check=True)
+    make_namespaces(NS, PEER)
     tool("apply", "no-ssr", state=ns, check=0)
     assert_same(via_dry, main_state())
 
@@ -633,7 +633,7 @@ def shared_ns():
     sh("ip netns del %s" % SPEER, check=False)
     if module_loaded("tcp_bbr"):
         sh("rmmod tcp_bbr", check=False)
-    subprocess.run(["bash", "-c", SETUP.format(ns=SNS, peer=SPEER)], check=True)
+    make_namespaces(SNS, SPEER)
     settle(SNS)
     yield SNS, state(SNS)
     sh("ip netns del %s" % SNS, check=False)
