@@ -25,14 +25,14 @@ static inline u64 cp_div_u64_rem(u64 a, u32 b, u32 *rem)
 }
 #else
 #include <stdbool.h>
-#include <stdint.h>
 
-typedef uint8_t u8;
-typedef uint16_t u16;
-typedef uint32_t u32;
-typedef int32_t s32;
-typedef uint64_t u64;
-typedef int64_t s64;
+/* the kernel's fixed-size types, from the compiler's own definitions */
+typedef __UINT8_TYPE__ u8;
+typedef __UINT16_TYPE__ u16;
+typedef __UINT32_TYPE__ u32;
+typedef __INT32_TYPE__ s32;
+typedef __UINT64_TYPE__ u64;
+typedef __INT64_TYPE__ s64;
 
 static inline u64 cp_div_u64_rem(u64 a, u32 b, u32 *rem)
 {
