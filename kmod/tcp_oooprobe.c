@@ -781,10 +781,15 @@ static int ooo_set_filter(struct sk_buff *skb, struct genl_info *info)
 	return 0;
 }
 
+/*
+ * Every command needs CAP_NET_ADMIN in the caller's user namespace: the
+ * counters and the filter reveal which ports and namespaces are watched.
+ */
 static const struct genl_small_ops ooo_ops[] = {
 	{
 		.cmd = TCP_OOOPROBE_CMD_GET_STATS,
 		.doit = ooo_get_stats,
+		.flags = GENL_ADMIN_PERM,
 	},
 	{
 		.cmd = TCP_OOOPROBE_CMD_SET_FILTER,
@@ -794,6 +799,7 @@ static const struct genl_small_ops ooo_ops[] = {
 	{
 		.cmd = TCP_OOOPROBE_CMD_GET_FILTER,
 		.doit = ooo_get_filter,
+		.flags = GENL_ADMIN_PERM,
 	},
 };
 

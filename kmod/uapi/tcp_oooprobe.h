@@ -21,8 +21,9 @@
 
 enum tcp_oooprobe_cmd {
 	TCP_OOOPROBE_CMD_UNSPEC,
+	/* every command needs CAP_NET_ADMIN */
 	TCP_OOOPROBE_CMD_GET_STATS,	/* request; reply carries STAT_* */
-	TCP_OOOPROBE_CMD_SET_FILTER,	/* FILTER_* attrs; needs CAP_NET_ADMIN */
+	TCP_OOOPROBE_CMD_SET_FILTER,	/* FILTER_* attrs */
 	TCP_OOOPROBE_CMD_GET_FILTER,	/* reply carries FILTER_* */
 	TCP_OOOPROBE_CMD_SEGMENT,	/* event: one segment left the ofo queue */
 	TCP_OOOPROBE_CMD_FLOW,		/* event: a tracked flow closed */
