@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Tracepoints of the cocktail congestion control:
- *   tcp_cocktail:restart   one per restart decision (idle > RTO): the
- *                          policy requested (the restart parameter) and
- *                          the one applied (what auto or queue resolved
- *                          to), and the inputs of the decision
- *   tcp_cocktail:pace_end  when the paced restart (or initial) flight ends:
- *                          ack (first ACK for the flight), loss (RTO),
- *                          release (socket closed) or new (a new restart)
+ *   tcp_cocktail:cocktail_restart   one per restart decision (idle >
+ *                          RTO): the policy requested (the restart
+ *                          parameter) and the one applied (what auto or
+ *                          queue resolved to), and the inputs of the decision
+ *   tcp_cocktail:cocktail_pace_end  when the paced restart (or initial)
+ *                          flight ends: ack (first ACK for the flight),
+ *                          loss (RTO), release (socket closed) or new (a
+ *                          new restart)
+ *
+ * The events carry the module's prefix because their trace_<name>()
+ * functions and tracepoint symbols are global to the kernel.
  *
  * Units: cwnd and ssthresh in segments, times in microseconds, pacing_rate
  * in bytes per second (0: the restart did not pace).  path_rtt_us is the
@@ -30,7 +34,7 @@
 /* The longest name, "release", and its NUL. */
 #define COCKTAIL_NAME_LEN	8
 
-TRACE_EVENT(restart,
+TRACE_EVENT(cocktail_restart,
 
 	TP_PROTO(const struct sock *sk, const char *requested,
 		 const char *policy, u64 idle_us, u32 rto_us, u32 srtt_us,
@@ -78,7 +82,7 @@ TRACE_EVENT(restart,
 		  __entry->ssthresh, __entry->pacing_rate)
 );
 
-TRACE_EVENT(pace_end,
+TRACE_EVENT(cocktail_pace_end,
 
 	TP_PROTO(const struct sock *sk, const char *reason, u32 segs,
 		 u64 duration_us, u64 pacing_rate),

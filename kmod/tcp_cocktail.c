@@ -104,7 +104,7 @@
  *          is still good to pace at
  * In CA_CWR or CA_Recovery, ssr and decay leave ssthresh alone, as
  * tcp_current_ssthresh() does.  Every decision emits the
- * tcp_cocktail:restart tracepoint and counts in the stats parameter.
+ * tcp_cocktail:cocktail_restart tracepoint and counts in the stats parameter.
  *
  * Pre-idle rate
  * -------------
@@ -553,8 +553,10 @@ static void cocktail_pace_stop(struct sock *sk, enum cocktail_counter why,
 		return;
 	ca->pacing = 0;
 	cocktail_count(why);
-	trace_pace_end(sk, reason, tp->data_segs_out - ca->pace_start_segs,
-		       (u32)tp->tcp_mstamp - ca->pace_start_us, ca->pace_rate);
+	trace_cocktail_pace_end(sk, reason,
+				tp->data_segs_out - ca->pace_start_segs,
+				(u32)tp->tcp_mstamp - ca->pace_start_us,
+				ca->pace_rate);
 
 	/* The application set SO_MAX_PACING_RATE meanwhile: its values win. */
 	if (READ_ONCE(sk->sk_max_pacing_rate) != ca->pace_rate)
@@ -667,10 +669,11 @@ static void cocktail_restart_apply(struct sock *sk, u32 idle)
 		cocktail_count(pol == CP_SSR ? CC_AUTO_SSR : CC_AUTO_PACE);
 	else if (req == CP_QUEUE)
 		cocktail_count(pol == CP_SSR ? CC_QUEUE_SSR : CC_QUEUE_PACE);
-	trace_restart(sk, cocktail_policy_names[req], cocktail_policy_names[pol],
-		      cocktail_jiffies_to_us(idle), jiffies_to_usecs(rto),
-		      srtt_us, path_rtt_us, before, cocktail_cwnd(tp),
-		      tp->snd_ssthresh, rate);
+	trace_cocktail_restart(sk, cocktail_policy_names[req],
+			       cocktail_policy_names[pol],
+			       cocktail_jiffies_to_us(idle), jiffies_to_usecs(rto),
+			       srtt_us, path_rtt_us, before, cocktail_cwnd(tp),
+			       tp->snd_ssthresh, rate);
 }
 
 /* The kernel restarted although idle <= RTO: put the window back. */

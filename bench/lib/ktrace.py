@@ -1,7 +1,7 @@
 """The module's tracepoints during a bench run (bench/run --trace).
 
-start() clears the trace buffer and enables tcp_cocktail:restart and
-tcp_cocktail:pace_end; policies.apply() writes a trace_marker line
+start() clears the trace buffer and enables tcp_cocktail:cocktail_restart
+and tcp_cocktail:cocktail_pace_end; policies.apply() writes a trace_marker line
 ("bench policy=NAME") each time it applies a policy, so every event can be
 attributed to the policy in force; stop() disables the events and writes
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from cocktail_lab.capture import Trace, tracefs
 
-EVENTS = ("restart", "pace_end")
+EVENTS = ("cocktail_restart", "cocktail_pace_end")
 BUFFER_KB = 8192
 _trace = None   # the capture.Trace while start() is in effect
 

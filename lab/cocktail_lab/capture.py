@@ -449,7 +449,7 @@ def tracefs():
 
 
 class Trace:
-    """Enable tracepoint events (e.g. "tcp_cocktail/restart") for the
+    """Enable tracepoint events (e.g. "tcp_cocktail/cocktail_restart") for the
     duration of a with block, in a buffer of BUFFER_KB per CPU when given;
     mark() writes a line into the trace.  Afterwards .text holds the trace
     buffer as read and .lines its event lines."""

@@ -135,10 +135,10 @@ TRACE = """\
 #           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION
 #              | |         |   |||||     |         |
           python-301     [001] .....   812.000100: tracing_mark_write: bench policy=cocktail-keep
-          python-301     [000] ..s1.   815.250000: restart: sport=5003 dport=40100 requested=keep policy=keep idle_us=1002000 rto_us=204000 srtt_us=4100 path_rtt_us=20310 cwnd_before=40 cwnd_after=40 ssthresh=2147483647 pacing_rate=0
+          python-301     [000] ..s1.   815.250000: cocktail_restart: sport=5003 dport=40100 requested=keep policy=keep idle_us=1002000 rto_us=204000 srtt_us=4100 path_rtt_us=20310 cwnd_before=40 cwnd_after=40 ssthresh=2147483647 pacing_rate=0
           python-301     [001] .....   820.000100: tracing_mark_write: bench policy=cocktail-auto
-          <idle>-0       [000] ..s1.   823.500000: restart: sport=5003 dport=40102 requested=auto policy=pace idle_us=1001000 rto_us=420000 srtt_us=220000 path_rtt_us=201000 cwnd_before=30 cwnd_after=30 ssthresh=25 pacing_rate=199000
-          <idle>-0       [000] ..s1.   823.700000: pace_end: sport=5003 dport=40102 reason=ack segs=30 duration_us=198000 pacing_rate=199000
+          <idle>-0       [000] ..s1.   823.500000: cocktail_restart: sport=5003 dport=40102 requested=auto policy=pace idle_us=1001000 rto_us=420000 srtt_us=220000 path_rtt_us=201000 cwnd_before=30 cwnd_after=30 ssthresh=25 pacing_rate=199000
+          <idle>-0       [000] ..s1.   823.700000: cocktail_pace_end: sport=5003 dport=40102 reason=ack segs=30 duration_us=198000 pacing_rate=199000
 """
 
 
@@ -146,8 +146,9 @@ def test_ktrace_parse_attributes_events_to_the_marked_policy():
     from bench.lib import ktrace
     rows = ktrace.parse(TRACE)
     assert [(r["event"], r["bench_policy"]) for r in rows] == [
-        ("restart", "cocktail-keep"), ("restart", "cocktail-auto"),
-        ("pace_end", "cocktail-auto")]
+        ("cocktail_restart", "cocktail-keep"),
+        ("cocktail_restart", "cocktail-auto"),
+        ("cocktail_pace_end", "cocktail-auto")]
     assert rows[0]["applied"] == "keep" and rows[0]["cwnd_after"] == 40
     assert rows[1]["requested"] == "auto" and rows[1]["applied"] == "pace"
     assert rows[1]["path_rtt_us"] == 201000 and rows[1]["t"] == 823.5
@@ -166,7 +167,8 @@ def test_ktrace_stop_writes_files_and_counts_lost(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     assert ktrace.stop(out, trace) == {"events": 3, "lost": 2}
-    assert (fake / "events/tcp_cocktail/restart/enable").read_text() == "0\n"
+    enable = fake / "events/tcp_cocktail/cocktail_restart/enable"
+    assert enable.read_text() == "0\n"
     assert (out / "trace.txt").read_text() == TRACE
     rows = table.read_csv(out / "restarts.csv")
     assert [r["applied"] for r in rows] == ["keep", "pace", None]

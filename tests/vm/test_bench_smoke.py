@@ -124,7 +124,8 @@ def test_restart_rows_are_consistent():
     # policy that was applied, auto resolved by each cell's path RTT
     assert meta["trace"]["events"] >= 2 and meta["trace"]["lost"] == 0
     with open(OUT / "restart" / "restarts.csv", newline="") as f:
-        ev = [r for r in csv.DictReader(f) if r["event"] == "restart"]
+        ev = [r for r in csv.DictReader(f)
+              if r["event"] == "cocktail_restart"]
     assert len(ev) == 2, ev
     assert {r["bench_policy"] for r in ev} == {"cocktail-auto"}
     assert {r["requested"] for r in ev} == {"auto"}

@@ -306,12 +306,12 @@ def test_stats_and_tracepoints_exist(fresh):
         assert st.get(name) == 0, (name, st)
     if not (TRACING / "events").is_dir():
         sh("mount -t tracefs nodev %s" % TRACING, check=False)
-    fmt = (TRACING / "events/tcp_cocktail/restart/format").read_text()
+    fmt = (TRACING / "events/tcp_cocktail/cocktail_restart/format").read_text()
     for field in ("sport", "dport", "requested", "policy", "idle_us",
                   "rto_us", "srtt_us", "cwnd_before", "cwnd_after",
                   "ssthresh", "pacing_rate"):
         assert re.search(r"\b%s(\[\d+\])?;" % field, fmt), field
-    assert (TRACING / "events/tcp_cocktail/pace_end/format").exists()
+    assert (TRACING / "events/tcp_cocktail/cocktail_pace_end/format").exists()
     avail = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
     assert "cocktail" in avail.read_text().split()
 

@@ -76,13 +76,14 @@ def params(**kw):
 
 
 def restart_events(lines, port=PORT, dport=None):
-    """Parsed tcp_cocktail:restart events of the server port (and of the
+    """Parsed tcp_cocktail:cocktail_restart events of the server port (and of the
     client port dport)."""
     out = []
     for ln in lines:
-        if "restart:" not in ln or "sport=%d " % port not in ln:
+        if "cocktail_restart:" not in ln or "sport=%d " % port not in ln:
             continue
-        ev = dict(re.findall(r"(\w+)=(\S+)", ln.split("restart:", 1)[1]))
+        ev = dict(re.findall(r"(\w+)=(\S+)",
+                             ln.split("cocktail_restart:", 1)[1]))
         if dport is None or ev.get("dport") == str(dport):
             out.append(ev)
     return out
@@ -96,7 +97,7 @@ def case(t, name, **client):
     "rate" (B/s, data ACKed per second over the last two round trips
     of the last warm-up response, capture.ack_rate)."""
     pcap = OUT / (name + ".pcap")
-    with Trace("tcp_cocktail/restart") as tr, \
+    with Trace("tcp_cocktail/cocktail_restart") as tr, \
             Capture(t.capture_ns, t.capture_dev, pcap,
                     "tcp port %d" % PORT) as cap:
         res = t.ka_client(port=PORT, **client)
