@@ -43,19 +43,23 @@ EXTRA_ARGS = {"restart": ["--jobs", "2", "--trace"],
               "keepalive": ["--jobs", "2"]}
 
 
+def runner_env():
+    """The environment bench/run gives the runner: the lab library and
+    tcp-tune's package on the path."""
+    path = [str(REPO / "lab"), str(REPO / "scripts")]
+    return dict(os.environ, MPLCONFIGDIR=str(REPO / "build" / "mpl"),
+                PYTHONPATH=os.pathsep.join(
+                    path + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+
+
 def run_scenario(name, only):
     out = OUT / name
     cmd = [sys.executable, "-m", "bench.lib.runner", name, "--quick",
            "--reps", "1", "--out", str(out)] + EXTRA_ARGS.get(name, [])
     if only:
         cmd += ["--only", only]
-    # the lab library and tcp-tune's package, as bench/run puts them
-    path = [str(REPO / "lab"), str(REPO / "scripts")]
-    env = dict(os.environ, MPLCONFIGDIR=str(REPO / "build" / "mpl"),
-               PYTHONPATH=os.pathsep.join(
-                   path + [p for p in [os.environ.get("PYTHONPATH")] if p]))
     p = subprocess.run(cmd, cwd=REPO, text=True, capture_output=True,
-                       timeout=420, env=env)
+                       timeout=420, env=runner_env())
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     return out
 
@@ -271,9 +275,10 @@ def test_pacerate_outputs():
 
 def test_bad_arguments_are_refused():
     p = subprocess.run([sys.executable, "-m", "bench.lib.runner", "nosuch"],
-                       cwd=REPO, text=True, capture_output=True)
-    assert p.returncode == 2 and "invalid choice" in p.stderr
+                       cwd=REPO, text=True, capture_output=True,
+                       env=runner_env())
+    assert p.returncode == 2 and "invalid choice" in p.stderr, p.stderr
     p = subprocess.run([sys.executable, "-m", "bench.lib.runner", "restart",
                         "--reps", "0"], cwd=REPO, text=True,
-                       capture_output=True)
+                       capture_output=True, env=runner_env())
     assert p.returncode == 2 and "--reps" in p.stderr
