@@ -1,9 +1,6 @@
 """keepalive's grid and its --only filters (host, no VM)."""
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from bench.scenarios import keepalive  # noqa: E402
+from bench.scenarios import keepalive
 
 G = dict(rtts=[20, 200], sizes=[16, 64], thinks=[0.5, 1], compete=[0, 1],
          reqs=2, grpc=True)

@@ -5,14 +5,12 @@ nothing it can keep). Its sock_diag decoding is cocktail_lab.tcpinfo's
 (tests/unit/test_lab_tcpinfo.py)."""
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from bench.lib import nginx  # noqa: E402
+from bench.lib import nginx
 
 
 def _serve(data):

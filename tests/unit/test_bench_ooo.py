@@ -4,14 +4,12 @@ oooprobed's summary text parses, the statistics recomputed from JSON
 events follow the daemon's definitions, a disagreement is reported, and
 the hold-time CDF is a PNG."""
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from bench.lib import published, table  # noqa: E402
-from bench.scenarios import ooo  # noqa: E402
+from bench.lib import published, table
+from bench.scenarios import ooo
 
 DATA = Path(__file__).resolve().parent / "data" / "bench"
 

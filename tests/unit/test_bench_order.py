@@ -1,12 +1,9 @@
 """Host tests of bench/lib/order.py: the Williams design balances which
 policy follows which."""
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from bench.lib import order  # noqa: E402
+from bench.lib import order
 
 
 @pytest.mark.parametrize("n", range(1, 12))

@@ -1,13 +1,10 @@
 """bench/lib/parallel.py: building cells a few at a time and running a
 function on all of them at once (host, no VM)."""
-import sys
 import threading
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from bench.lib import parallel  # noqa: E402
+from bench.lib import parallel
 
 
 def test_build_keeps_order_and_closes_the_built_on_failure():

@@ -1,12 +1,9 @@
 """Host tests of bench/lib/stats.py: known values and edge cases."""
 import math
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from bench.lib import stats  # noqa: E402
+from bench.lib import stats
 
 
 def test_median_odd_even():

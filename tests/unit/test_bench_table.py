@@ -1,10 +1,8 @@
 """Host tests of bench/lib/table.py and plot.py: a fixed CSV gives the
 expected markdown table, winners and auto verdicts; plots are PNGs."""
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from bench.lib import plot, published, table  # noqa: E402
+from bench.lib import plot, published, table
 
 DATA = Path(__file__).resolve().parent / "data" / "bench"
 POLICIES = ["linux-default", "cubic-nossai", "cocktail-ssr", "cocktail-auto"]
