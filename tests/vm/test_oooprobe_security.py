@@ -25,28 +25,16 @@ NOBODY = ("setpriv --reuid=65534 --regid=65534 --clear-groups "
 UNPRIV = r'''
 import errno, sys
 sys.path.insert(0, "%s/lab")
-from cocktail_lab.genl import Genl, NetlinkError
+from cocktail_lab.genl import Genl
 g = Genl()
-try:
-    g.stats()
-    print("stats-ALLOWED")
-except OSError as e:
-    print("stats-" + errno.errorcode[e.errno])
-try:
-    g.get_filter()
-    print("getfilter-ALLOWED")
-except OSError as e:
-    print("getfilter-" + errno.errorcode[e.errno])
-try:
-    g.subscribe()
-    print("subscribe-ALLOWED")
-except OSError as e:
-    print("subscribe-" + errno.errorcode[e.errno])
-try:
-    g.set_filter(ports=[1])
-    print("setfilter-ALLOWED")
-except OSError as e:
-    print("setfilter-" + errno.errorcode[e.errno])
+for name, call in (("stats", g.stats), ("getfilter", g.get_filter),
+                   ("subscribe", g.subscribe),
+                   ("setfilter", lambda: g.set_filter(ports=[1]))):
+    try:
+        call()
+        print(name + "-ALLOWED")
+    except OSError as e:
+        print(name + "-" + errno.errorcode[e.errno])
 ''' % REPO
 
 
