@@ -312,6 +312,16 @@ def _key(addr):
     return "%s|%d" % (host, addr[1])
 
 
+
+def _recv_ready(sock):
+    """Up to 64 KiB from non-blocking SOCK: bytes, b"" at end of stream,
+    or None when nothing is ready after all."""
+    try:
+        return sock.recv(1 << 16)
+    except (BlockingIOError, InterruptedError):
+        return None
+
+
 def echo_server(port, cc):
     """Echo server on [::]:port (v4 and v6); the listener uses cc.
 
@@ -361,10 +371,7 @@ def echo_server(port, cc):
             s = key.fileobj
             c = conns[s]
             if ev & selectors.EVENT_READ and len(c["out"]) < (1 << 20):
-                try:
-                    d = s.recv(1 << 16)
-                except (BlockingIOError, InterruptedError):
-                    d = None
+                d = _recv_ready(s)
                 if d == b"":
                     c["eof"] = True
                 elif d:
@@ -452,10 +459,7 @@ def echo_load(host4, host6, port, cc, nconn, seconds):
             c = key.data
             s = c["s"]
             if ev & selectors.EVENT_READ:
-                try:
-                    d = s.recv(1 << 16)
-                except (BlockingIOError, InterruptedError):
-                    d = None
+                d = _recv_ready(s)
                 if d == b"":
                     c["eof"] = True
                     sel.unregister(s)
