@@ -1,7 +1,8 @@
 # tcp-cocktail top-level Makefile. `make help` lists the targets.
 #
 #   make            modules + daemon
-#   make check      host unit tests + packaging tests + every VM suite (one VM boot)
+#   make check      host unit tests + packaging tests + every VM suite (one VM boot),
+#                   the install suite and the module's suites on 6.12
 #   make demo       the main job: restart policies side by side on a shaped link
 #
 # KDIR picks the kernel build tree (default: the headers of the test VM's
@@ -20,7 +21,8 @@ PREFIX   ?= /usr/local
 DESTDIR  ?=
 export KDIR KVER
 
-.PHONY: all modules daemon unit vmcheck check demo clean deps deps-if-missing help
+.PHONY: all modules daemon unit vmcheck vmcheck-kernel check demo clean deps \
+	deps-if-missing help
 
 all: modules daemon
 
@@ -46,8 +48,9 @@ $(BUILD)/unit:
 	mkdir -p $@
 
 # Host unit tests: C tests first (each prints its own "N passed, N failed"),
-# then the Python tests under tests/unit with pytest.
-unit: deps-if-missing $(UNIT_BINS)
+# then the Python tests under tests/unit with pytest (the daemon is built
+# first: the packaging tests verify its unit file, whose ExecStart must exist).
+unit: deps-if-missing $(UNIT_BINS) daemon
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 	$(PYTHON) -m pytest -q tests/unit
 
@@ -57,11 +60,22 @@ VM_TESTS ?=
 vmcheck: deps-if-missing all
 	dev/vm-run tests/vm/run $(VM_TESTS)
 
+# The same VM suites for the cocktail module on the newest kernel series
+# Debian 12 offers (6.12: SO_MAX_PACING_RATE is written without the socket
+# lock there), with the modules built against its headers; dev/vm-kernel
+# installs its image when missing.
+VM_KERNEL_TESTS ?= tests/vm/test_cocktail_module.py \
+	tests/vm/test_cocktail_wire.py::test_iw \
+	tests/vm/test_cocktail_wire.py::test_pace_rate \
+	tests/vm/test_cocktail_wire.py::test_pace_end_leaves_application_cap
+vmcheck-kernel: deps-if-missing
+	dev/vm-kernel --series 6.12 $(VM_KERNEL_TESTS)
+
 # The slow packaging tests (DKMS cycle, deb + lintian + dpkg -i, builds
 # against every Debian 12 kernel header set) run here too, before the VM;
 # the install suite (make install, modprobe, modules-load.d, uninstall) gets
 # a VM boot of its own after the others.
-check: unit pkgcheck vmcheck vm-install-check
+check: unit pkgcheck vmcheck vm-install-check vmcheck-kernel
 
 demo: deps-if-missing all
 	bench/run demo

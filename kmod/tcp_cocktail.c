@@ -134,7 +134,9 @@
  * sk_max_pacing_rate to its rate and sets sk_pacing_status to
  * SK_PACING_NEEDED (the kernel's internal pacing, or sch_fq's when fq is
  * the qdisc); at its end all three are put back, unless the application
- * changed SO_MAX_PACING_RATE meanwhile, whose value then wins.  Internal
+ * changed SO_MAX_PACING_RATE meanwhile, whose value then wins (a
+ * compare-and-exchange on the cap the flight set: the option is written
+ * without the socket lock from 6.7 on).  Internal
  * pacing never paces a connection's first 10 data segments
  * (tcp_update_skb_after_send(): data_segs_out >= 10; sch_fq's
  * initial_quantum is its twin), which matters only for pace_iw.
@@ -548,6 +550,7 @@ static void cocktail_pace_stop(struct sock *sk, enum cocktail_counter why,
 {
 	struct cocktail *ca = inet_csk_ca(sk);
 	const struct tcp_sock *tp = tcp_sk(sk);
+	unsigned long prev;
 
 	if (!ca->pacing)
 		return;
@@ -558,11 +561,21 @@ static void cocktail_pace_stop(struct sock *sk, enum cocktail_counter why,
 				(u32)tp->tcp_mstamp - ca->pace_start_us,
 				ca->pace_rate);
 
-	/* The application set SO_MAX_PACING_RATE meanwhile: its values win. */
-	if (READ_ONCE(sk->sk_max_pacing_rate) != ca->pace_rate)
+	/*
+	 * Put back the cap only if it is still the one the flight set: from
+	 * 6.7 on SO_MAX_PACING_RATE is written without the socket lock, so a
+	 * read-compare-write could overwrite a value the application has just
+	 * set.  If the application set a cap meanwhile, its value wins and
+	 * so does the pacing it asked for.  If it set ~0 (no cap), it asked
+	 * for no pacing: sock_setsockopt() leaves sk_pacing_status alone for
+	 * ~0, so the status the flight set is taken back here.
+	 */
+	prev = cmpxchg(&sk->sk_max_pacing_rate, ca->pace_rate,
+		       ca->pace_prev_max);
+	if (prev == ca->pace_rate)
+		WRITE_ONCE(sk->sk_pacing_rate, ca->pace_prev_rate);
+	else if (prev != ~0UL)
 		return;
-	WRITE_ONCE(sk->sk_max_pacing_rate, ca->pace_prev_max);
-	WRITE_ONCE(sk->sk_pacing_rate, ca->pace_prev_rate);
 	if (ca->pace_prev_status == SK_PACING_NONE)
 		cmpxchg(&sk->sk_pacing_status, SK_PACING_NEEDED,
 			SK_PACING_NONE);
@@ -889,7 +902,14 @@ static void cocktail_init(struct sock *sk)
 	ca->pace_prev_status = SK_PACING_NONE;
 	cp_maxwin_reset(&ca->bw, 0);
 
-	if (tp->data_segs_out)	/* switched to cocktail mid-connection */
+	/*
+	 * Switched to cocktail on a connection that another algorithm already
+	 * ran (setsockopt(TCP_CONGESTION) after the handshake): keep its
+	 * window.  icsk_ca_initialized says so; data_segs_out does not, since
+	 * a TCP Fast Open client has sent data in its SYN before the first
+	 * .init.
+	 */
+	if (inet_csk(sk)->icsk_ca_initialized)
 		return;
 	/* Before the handshake tcp_init_transfer() will reset cwnd later. */
 	if (sk->sk_state == TCP_SYN_SENT)

@@ -31,6 +31,9 @@ request per line:
   "I PORT\\n"  the same for the server's connection with the same client
           address and client port PORT: a side channel, so that asking for
           tcp_info sends nothing on the measured connection.
+  "P PORT RATE\\n"  on that connection, setsockopt(SO_MAX_PACING_RATE,
+          RATE B/s; "max" for no cap), as an application would while a
+          response is in flight; answers "OK".
   "Q\\n"   close.
 The server prints "listening PORT" once it accepts connections.
 
@@ -74,6 +77,10 @@ def _readline(sock, buf):
 # ------------------------------------------------------------------ server
 
 CONNS = {}  # (client address, client port) -> server socket
+SO_MAX_PACING_RATE = getattr(socket, "SO_MAX_PACING_RATE", 47)
+TCP_FASTOPEN = getattr(socket, "TCP_FASTOPEN", 23)
+MSG_FASTOPEN = getattr(socket, "MSG_FASTOPEN", 0x20000000)
+TCPI_OPT_SYN_DATA = 32      # tcp_info.options: data in SYN acked
 CONNS_LOCK = threading.Lock()
 
 
@@ -109,6 +116,9 @@ def _serve_conn(conn, args, peer):
             if line == b"I":
                 conn.sendall(json.dumps(tcpinfo.info(conn)).encode() + b"\n")
                 continue
+            if line.startswith(b"P "):
+                conn.sendall(_set_max_pacing(peer[0], line[2:]) + b"\n")
+                continue
             if line.startswith(b"I "):
                 try:
                     key = (peer[0], int(line[2:]))
@@ -143,6 +153,28 @@ def _serve_conn(conn, args, peer):
         return
     finally:
         conn.close()
+
+
+def _set_max_pacing(addr, words):
+    """SO_MAX_PACING_RATE on the server's connection from (addr, PORT), as
+    the side-channel request "P PORT RATE" asks; the answer line."""
+    try:
+        port, rate = words.split()
+        key = (addr, int(port))
+        rate = -1 if rate == b"max" else int(rate)  # -1: ~0U, no cap
+        if not -1 <= rate < 2 ** 32:
+            raise ValueError
+    except ValueError:
+        return b"ERR bad request"
+    with CONNS_LOCK:
+        other = CONNS.get(key)
+    if other is None:
+        return b"ERR no such connection"
+    try:
+        other.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, rate)
+    except OSError as e:
+        return b"ERR %s" % e.strerror.encode()
+    return b"OK"
 
 
 def server(args):
@@ -203,14 +235,24 @@ class Conn:
         self._recv_exact(total - 16)
         return total, time.monotonic() - t0
 
-    def info(self, port=None):
-        self.s.sendall(b"I\n" if port is None else b"I %d\n" % port)
+    def _answer(self):
         line, self.buf = _readline(self.s, self.buf)
         if line is None:
             raise ConnectionError("server closed the connection")
         if line.startswith(b"ERR"):
             raise RuntimeError("server: %r" % line)
-        return json.loads(line)
+        return line
+
+    def info(self, port=None):
+        self.s.sendall(b"I\n" if port is None else b"I %d\n" % port)
+        return json.loads(self._answer())
+
+    def set_max_pacing(self, port, rate):
+        """The server sets SO_MAX_PACING_RATE = rate B/s (None: no cap) on
+        its connection with this client's port `port`."""
+        self.s.sendall(b"P %d %s\n" % (port, b"max" if rate is None
+                                         else b"%d" % rate))
+        self._answer()
 
     def close(self):
         try:
@@ -331,6 +373,9 @@ def echo_server(port, cc):
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
     tcpinfo.set_congestion(ls, cc)
+    # accepts TCP Fast Open where the namespace's net.ipv4.tcp_fastopen
+    # enables the server side
+    ls.setsockopt(socket.IPPROTO_TCP, TCP_FASTOPEN, 16)
     ls.bind(("::", port))
     ls.listen(1024)
     ls.setblocking(False)
@@ -503,20 +548,34 @@ def echo_load(host4, host6, port, cc, nconn, seconds):
     return out
 
 
-def cwnd_at_connect(host, port):
-    """Connect with cocktail; return cwnd right after the handshake."""
-    s = socket.socket()
-    tcpinfo.set_congestion(s, "cocktail")
-    s.connect((host, port))
-    cwnd = tcpinfo.get(s)["snd_cwnd"]
-    s.close()
-    return cwnd
+def cwnd_at_connect(host, port, fastopen=False):
+    """Connect with cocktail; return cwnd right after the handshake.
+    fastopen: connect twice with TCP Fast Open, 100 bytes in the SYN (the
+    first connection fetches the cookie, the second carries the data in
+    its SYN); return [cwnd, True if the SYN's data was acknowledged]."""
+    if not fastopen:
+        s = socket.socket()
+        tcpinfo.set_congestion(s, "cocktail")
+        s.connect((host, port))
+        cwnd = tcpinfo.get(s)["snd_cwnd"]
+        s.close()
+        return cwnd
+    for _ in range(2):
+        s = socket.socket()
+        tcpinfo.set_congestion(s, "cocktail")
+        s.sendto(b"f" * 100, MSG_FASTOPEN, (host, port))
+        info = tcpinfo.get(s)
+        s.shutdown(socket.SHUT_WR)
+        while s.recv(4096):     # the echo, then the server's FIN
+            pass
+        s.close()
+    return [info["snd_cwnd"], bool(info["options"] & TCPI_OPT_SYN_DATA)]
 
 
 def echo_client():
     """Long-lived traffic client: one JSON command per stdin line
     (["load", host4, host6, port, cc, conns, seconds] or
-    ["cwnd", host, port]); one JSON answer per line ({"ok": result} or
+    ["cwnd", host, port, fastopen]); one JSON answer per line ({"ok": result} or
     {"error": text}).  Saves a Python start-up (seconds under TCG) per
     transfer."""
     import traceback
@@ -528,7 +587,7 @@ def echo_client():
                 res = echo_load(cmd[1], cmd[2], int(cmd[3]), cmd[4],
                                 int(cmd[5]), float(cmd[6]))
             elif cmd[0] == "cwnd":
-                res = cwnd_at_connect(cmd[1], int(cmd[2]))
+                res = cwnd_at_connect(cmd[1], int(cmd[2]), *cmd[3:])
             else:
                 raise ValueError("unknown command %r" % cmd[0])
             ans = {"ok": res}

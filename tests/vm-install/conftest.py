@@ -1,4 +1,4 @@
-"""The VM install suite reuses tests/vm/conftest.py (sh, the dmesg check).
+"""The VM install suite reuses tests/vm/conftest.py (sh, the kernel log checks).
 It lives outside tests/vm because `make install` runs depmod over the whole
 /lib/modules/<kernel> tree (~400 MB read through 9p under TCG: minutes), too
 slow for every `make vmcheck`; run it with `make vm-install-check`."""
@@ -14,4 +14,5 @@ _spec.loader.exec_module(vm_conftest)
 
 REPO = vm_conftest.REPO
 sh = vm_conftest.sh
-dmesg_clean = vm_conftest.dmesg_clean  # autouse fixture, re-exported
+dmesg_clean = vm_conftest.dmesg_clean  # autouse fixtures, re-exported
+kmsg_session = vm_conftest.kmsg_session

@@ -1,7 +1,13 @@
 """Shared fixtures for the VM suites (run inside the virtme-ng VM as root).
 
-Every test file (suite) ends with a dmesg check: a kernel WARN, BUG, oops,
-KASAN or kmemleak report logged while the suite ran fails it.
+Every test file (suite) ends with a kernel log check: a WARN, BUG, oops,
+KASAN or kmemleak report logged while the suite ran fails it, and so does a
+new taint flag (a warning taints the kernel even when its lines are gone).
+The log is read from /dev/kmsg, record by record from where the suite
+began, so a wrapped ring buffer cannot hide a line: records overwritten
+before they were read fail the check too. A session-wide reader checks the
+same for everything logged between suites (namespace teardown, module
+unload) at the end of the run.
 """
 import os
 import re
@@ -14,7 +20,9 @@ import pytest
 from cocktail_lab.modparams import loaded as module_loaded
 
 REPO = Path(__file__).resolve().parents[2]
-KMOD = REPO / "kmod"
+# The modules under test: the checkout's kmod/, or the build for another
+# kernel that dev/vm-kernel names.
+KMOD = Path(os.environ.get("COCKTAIL_KMOD") or REPO / "kmod")
 
 # Lines the kernel prints for warnings, bugs and memory errors.
 DMESG_BAD = re.compile(
@@ -29,13 +37,83 @@ def sh(cmd, check=True, **kw):
                           capture_output=True, **kw)
 
 
-def dmesg_lines():
-    return subprocess.run(["dmesg"], capture_output=True, text=True,
-                          check=True).stdout.splitlines()
+# Taint flags loading our own modules sets (O: out-of-tree, E: unsigned);
+# any other new flag (W: a warning, D: an oops, B: bad page, ...) fails.
+TAINT_EXPECTED = (1 << 12) | (1 << 13)
+TAINT_LETTERS = "PFSRMBUDAWCIOELKXT"
 
 
 def bad_dmesg(lines):
     return [ln for ln in lines if DMESG_BAD.search(ln)]
+
+
+class Kmsg:
+    """The kernel log from now on, read from /dev/kmsg (its own reader
+    position: nothing before it, nothing skipped after it). read() returns
+    the messages logged since the last read and how many records the ring
+    buffer overwrote before they could be read (EPIPE from /dev/kmsg)."""
+
+    def __init__(self):
+        self.fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
+        os.lseek(self.fd, 0, os.SEEK_END)
+
+    def read(self):
+        lines, lost = [], 0
+        while True:
+            try:
+                rec = os.read(self.fd, 8192)
+            except BlockingIOError:
+                return lines, lost
+            except BrokenPipeError:
+                lost += 1
+                continue
+            # "prio,seq,usec,flags[,...];message\n" + " KEY=value" lines
+            head, _, msg = rec.decode(errors="replace").partition(";")
+            lines.append(msg.split("\n", 1)[0])
+
+    def close(self):
+        os.close(self.fd)
+
+
+def tainted():
+    return int(Path("/proc/sys/kernel/tainted").read_text())
+
+
+def taint_letters(bits):
+    return "".join(c for i, c in enumerate(TAINT_LETTERS) if bits >> i & 1)
+
+
+def log_problems(what, lines, lost, taint_before=None):
+    """The reasons a stretch of the kernel log fails a run ("" if none)."""
+    out = []
+    bad = bad_dmesg(lines)
+    if bad:
+        out.append("kernel reported problems during %s:\n%s" %
+                   (what, "\n".join(lines[-60:])))
+    if lost:
+        out.append("%d kernel log records during %s were overwritten before "
+                   "they were read (the ring buffer wrapped)" % (lost, what))
+    if taint_before is not None:
+        new = tainted() & ~taint_before & ~TAINT_EXPECTED
+        if new:
+            out.append("the kernel became tainted (%s) during %s" %
+                       (taint_letters(new), what))
+    return "\n".join(out)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def kmsg_session():
+    """Every kernel log line of the whole run, between suites included."""
+    if os.geteuid() != 0:
+        yield
+        return
+    log, taint = Kmsg(), tainted()
+    yield
+    lines, lost = log.read()
+    log.close()
+    why = log_problems("the test session", lines, lost, taint)
+    if why:
+        pytest.fail(why)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -44,13 +122,13 @@ def dmesg_clean(request):
     if os.geteuid() != 0:
         yield
         return
-    before = len(dmesg_lines())
+    log, taint = Kmsg(), tainted()
     yield
-    new = dmesg_lines()[before:]
-    bad = bad_dmesg(new)
-    if bad:
-        pytest.fail("kernel reported problems during %s:\n%s" %
-                    (request.module.__name__, "\n".join(new[-60:])))
+    lines, lost = log.read()
+    log.close()
+    why = log_problems(request.module.__name__, lines, lost, taint)
+    if why:
+        pytest.fail(why)
 
 
 def insmod(name, **params):

@@ -71,11 +71,9 @@ def test_every_scenario_is_smoke_tested():
 
 @pytest.mark.parametrize("name", [n for n in NAMES if n not in DEDICATED])
 def test_scenario_outputs(name):
-    if name == "iw" and not (REPO / "scripts" / "tcp-tune").exists():
-        pytest.skip("scripts/tcp-tune has not landed")
     only, cols = CASES[name]
-    if not (REPO / "kmod" / "tcp_cocktail.ko").exists():
-        only = ",".join(x for x in only.split(",") if "cocktail" not in x)
+    assert (REPO / "kmod" / "tcp_cocktail.ko").exists(), \
+        "kmod/tcp_cocktail.ko is not built (make modules)"
     out = run_scenario(name, only)
     with open(out / "runs.csv", newline="") as f:
         rows = list(csv.DictReader(f))
@@ -251,8 +249,8 @@ def test_demo_rows():
 def test_pacerate_outputs():
     """pacerate --only setting=small: one setting's rows, its table and
     plot in small/, its link's facts in small/meta.json."""
-    if not (REPO / "kmod" / "tcp_cocktail.ko").exists():
-        pytest.skip("kmod/tcp_cocktail.ko not built")
+    assert (REPO / "kmod" / "tcp_cocktail.ko").exists(), \
+        "kmod/tcp_cocktail.ko is not built (make modules)"
     out = run_scenario("pacerate", "setting=small")
     with open(out / "runs.csv", newline="") as f:
         rows = list(csv.DictReader(f))

@@ -379,6 +379,25 @@ def test_iw_applied_on_new_connection(fresh, pair):
     assert counters(MOD, strict=True)["iw_route"] >= 1
 
 
+def test_iw_applied_after_fast_open_syn_data(fresh, pair):
+    """A TCP Fast Open client with a cookie sends data in its SYN, before
+    the algorithm's first .init: the connection still starts with cwnd =
+    iw. (Only a switch after another algorithm ran keeps the window.)"""
+    a, b, _ = pair
+    sh("ip netns exec %s sysctl -qw net.ipv4.tcp_fastopen=3" % a)
+    srv = start_server(a, 5004, cc="reno")
+    cl = Client(b)
+    try:
+        for iw in (4, 2):
+            assert write_param(MOD, "iw", str(iw)) == 0
+            cwnd, syn_data = cl.call("cwnd", "198.18.200.1", 5004, True)
+            assert syn_data, "the SYN's data was not acknowledged: no TFO"
+            assert cwnd == iw, (iw, cwnd)
+    finally:
+        cl.close()
+        stop_server(srv)
+
+
 # ---- test 6: load / unload ---------------------------------------------
 
 def test_rmmod_busy_while_in_use(pair):

@@ -17,15 +17,18 @@ Restart tests run with cwv=0 so that what is measured is the restart policy
 alone (cwv=1/2 add their own decay after application-limited idle).
 """
 import re
+import time
 
 import pytest
 
-from cocktail_lab.capture import (Capture, Trace, ack_rate, first_flight,
-                                  flight_after, gaps, idle_before,
+from cocktail_lab.capture import (Capture, Trace, ack_rate, data_segments,
+                                  first_flight, flight_after, gaps, idle_before,
                                   mean_spacing, median, pair_gaps, read_pcap)
 from cocktail_lab.modparams import get_param, loaded, set_param
+from cocktail_lab.proc import in_ns
 from cocktail_lab.topo import REPO, Topo
-from conftest import insmod, rmmod, sh
+from cocktail_lab.traffic import Conn
+from conftest import KMOD, insmod, rmmod, sh
 
 MOD = "tcp_cocktail"
 OUT = REPO / "build" / "vm" / "cocktail_wire"
@@ -39,7 +42,7 @@ WARM_BULK = dict(warm_cwnd=30, warm_segs=300, warm_max=3)
 
 @pytest.fixture(scope="module")
 def cocktail():
-    ko = REPO / "kmod" / (MOD + ".ko")
+    ko = KMOD / (MOD + ".ko")
     if not ko.exists():
         pytest.fail("%s is not built (make modules MODS=kmod/tcp_cocktail.o)"
                     % ko)
@@ -404,6 +407,79 @@ def test_pace_rate(topo, mode):
     assert 0.5 * ref <= m <= 2.5 * ref, \
         "mean spacing %.3f ms, MSS / event rate %.3f ms; %s" % (
             m * 1e3, ref * 1e3, info)
+
+
+def _cap_during_flight(t, cap, trace):
+    """In the client's namespace: warm up a keep-alive connection, pause
+    2 s, request 60 segments and, while the paced restart flight is out,
+    have the server set SO_MAX_PACING_RATE = cap on it (None: ~0, no cap);
+    then fetch 40 segments at once. Returns the times of both requests,
+    the client port and the server's tcp_info after."""
+    data, ctl = Conn(t.server_addr, PORT), Conn(t.server_addr, PORT)
+    try:
+        port = data.s.getsockname()[1]
+        for _ in range(WARM_BULK["warm_max"]):
+            data.fetch(WARM_BULK["warm_segs"])
+        time.sleep(2.0)
+        t_req = time.time()
+        data.s.sendall(b"60\n")
+        time.sleep(0.01)
+        ctl.set_max_pacing(port, cap)
+        trace.mark("cap set")
+        head = data._recv_exact(16)
+        data._recv_exact(int(head) - 16)
+        t_next = time.time()
+        data.fetch(40)
+        return t_req, t_next, port, ctl.info(port)
+    finally:
+        data.close()
+        ctl.close()
+
+
+@pytest.mark.parametrize("cap", [200000, None], ids=["rate", "none"])
+def test_pace_end_leaves_application_cap(topo, cap):
+    """The application sets SO_MAX_PACING_RATE while a paced restart
+    flight is out (the cap arrives before the flight's first ACK: the
+    trace shows the marker before the flight's pace_end). At the end of
+    the flight the application's value stays (tcp_info max_pacing_rate),
+    and so does what it asked for on the wire: with a cap of 200 kB/s the
+    next response leaves spaced at that rate; with ~0 (no cap) unpaced,
+    its segments faster than a quarter of the spacing the kernel's own
+    pacing rate (tcp_info pacing_rate) would give."""
+    params(iw=10, restart="pace", cwv=0, pace_iw=0, pace_rate="max")
+    pcap = OUT / ("app_cap_%s.pcap" % ("none" if cap is None else cap))
+    with Trace("tcp_cocktail/cocktail_restart",
+               "tcp_cocktail/cocktail_pace_end") as tr, \
+            Capture(topo.capture_ns, topo.capture_dev, pcap,
+                    "tcp port %d" % PORT) as capt:
+        t_req, t_next, port, after = in_ns(topo.client, _cap_during_flight,
+                                           topo, cap, tr, timeout=300)
+    assert capt.dropped == 0, "tcpdump dropped packets"
+    ends = [i for i, ln in enumerate(tr.lines)
+            if "cocktail_pace_end:" in ln and "dport=%d " % port in ln]
+    marks = [i for i, ln in enumerate(tr.lines) if "cap set" in ln]
+    ev = restart_events(tr.lines, dport=port)
+    info = "events=%s after=%s" % (tr.lines[-6:], after)
+    assert ev and ev[0]["policy"] == "pace", info
+    assert ends and marks and marks[0] < ends[0], info
+    want = 2 ** 64 - 1 if cap is None else cap
+    assert after["max_pacing_rate"] == want, info
+    pkts = read_pcap(pcap)
+    # the 40-segment response: the server's data segments after the request
+    fl = [p for p in data_segments(pkts, topo.server_addr, PORT)
+          if p.dport == port and p.ts >= t_next][:40]
+    assert len(fl) == 40, info
+    m = mean_spacing(fl)
+    mss = after["snd_mss"]
+    if cap is None:
+        paced = mss / after["pacing_rate"]
+        assert m < paced / 4, "mean spacing %.3f ms, paced %.3f ms; %s" % (
+            m * 1e3, paced * 1e3, info)
+    else:
+        ref = mss / cap
+        assert 0.5 * ref <= m <= 2.5 * ref, \
+            "mean spacing %.3f ms, MSS / cap %.3f ms; %s" % (
+                m * 1e3, ref * 1e3, info)
 
 
 # ------------------------------------------------ test 4: gap below the RTO
