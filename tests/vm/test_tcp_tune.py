@@ -88,7 +88,7 @@ def tool(*args, ns=NS, state=None, check=None, env=None, fault=None):
     cmd = [TOOL]
     if fault:
         cmd = [sys.executable, FAULT, str(fault[0]), fault[1]]
-    if ns:
+    if ns is not None:              # "" too: the tool must refuse it
         cmd += ["--netns", ns]
     if state:
         cmd += ["--state-dir", str(state)]
