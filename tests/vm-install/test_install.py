@@ -160,9 +160,9 @@ def test_01b_installed_and_rebooted_keeps_the_defaults():
     sysctl.d file is only an example."""
     if "cc_qdisc" not in BASELINE:
         pytest.skip("no baseline (test_00 did not run)")
+    assert boot() == BASELINE["cc_qdisc"]
     assert EXAMPLE.exists()
     assert not our_sysctl_files()
-    assert boot() == BASELINE["cc_qdisc"]
     # the module itself was loaded at boot (modules-load.d), unused
     assert Path("/sys/module/tcp_cocktail").exists()
     sh(PREFIX + "/sbin/tcp-tune show --json")
