@@ -39,9 +39,6 @@ and the launcher in $PREFIX/sbin/.  The modules, in dependency order:
   plan       pure planning: profile, route command, revert
   commands   apply, route, revert;  show: show;  cli: arguments, main
 The names below are the ones the tests use (tests/unit/test_tcp_tune.py).
-For fault-injection tests, TCP_TUNE_TEST_BEFORE_STEP=N:CMD runs the shell
-command CMD just before step N of a change (e.g. deleting a route that
-passed validation).
 """
 
 from .actions import (Action, ChangeRoute, LoadModule, NoOp, SetParam, SetSysctl,

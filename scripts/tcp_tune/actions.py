@@ -1,9 +1,7 @@
 """Actions, one per command, each knowing its undo, and the transaction that
 runs them: on a failure the steps already done are undone in reverse."""
 
-import os
 import shlex
-import subprocess
 import sys
 
 from .errors import StepError
@@ -112,9 +110,19 @@ class UnloadModule(Action):
 
 
 class ChangeRoute(Action):
-    def __init__(self, family, args, old_args, key, label):
+    """`ip route change` of one route.  args/old_args: the full argument
+    lists after and before (the undo within the same transaction);
+    old_metrics: the previous value (None: absent) of each metric (JSON
+    name) the change alters, old_locked: those of them that were locked --
+    what the state file keeps, so that a later revert changes only these
+    metrics on the route as it is then."""
+
+    def __init__(self, family, args, old_args, key, label, old_metrics=None,
+                 old_locked=()):
         self.family, self.args, self.old_args = family, args, old_args
         self.key, self.label = key, label
+        self.old_metrics = dict(old_metrics or {})
+        self.old_locked = set(old_locked)
 
     def command(self, ctx):
         return ctx.ip_prefix(self.family) + ["route", "change"] + self.args
@@ -128,12 +136,7 @@ def run_actions(host, actions, out=sys.stderr):
     """Run actions in order; on failure undo the ones done (in reverse) and
     raise StepError describing what happened."""
     done = []
-    hook = os.environ.get("TCP_TUNE_TEST_BEFORE_STEP", "")
     for i, a in enumerate(actions, 1):
-        if hook and not host.dry_run:
-            n, _, cmd = hook.partition(":")
-            if n.isdigit() and int(n) == i:
-                subprocess.run(cmd, shell=True, check=False)
         try:
             a.do(host)
         except (StepError, OSError) as e:

@@ -14,6 +14,7 @@ from .host import Host
 from .profile import LAUNCHER
 from .show import cmd_show
 from .state import DEFAULT_STATE_DIR, State
+from .validate import v_netns
 
 
 def build_parser():
@@ -67,9 +68,12 @@ def main(argv=None, launcher=LAUNCHER):
     are looked up relative to it first)."""
     args = build_parser().parse_args(argv)
     args.launcher = launcher
-    host = Host(args.netns, args.dry_run, args.verbose, args.module_path)
-    st = State(args.state_dir, args.netns)
     try:
+        if args.netns is not None:
+            v_netns(args.netns)
+        host = Host(args.netns, args.dry_run, args.verbose, args.module_path)
+        host.check_netns()
+        st = State(args.state_dir, args.netns)
         if args.cmd == "show":
             return cmd_show(args, host, st)
         if os.geteuid() != 0 and not args.dry_run:

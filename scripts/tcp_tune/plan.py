@@ -260,8 +260,12 @@ def plan_route_change(snap, fam, r, metrics):
     new_args = route_args(r, fam, locks, new_m)
     if new_args == old_args:
         return None
+    cur_m = route_metrics(r)
+    changed = {n: cur_m.get(n) for n in set(cur_m) | set(new_m)
+               if cur_m.get(n) != new_m.get(n)}
     return ChangeRoute(fam, new_args, old_args, route_key(r, fam),
-                       route_label(r, fam))
+                       route_label(r, fam), old_metrics=changed,
+                       old_locked=set(changed) & set(locks))
 
 
 def shared_key(snap, fam, r):
@@ -368,6 +372,11 @@ def _revert_params(state, snap, notes):
 
 
 def _revert_routes(state, snap, skip_missing, errors, notes):
+    """For each saved route: the route as it is now, with only the metrics
+    tcp-tune changed set back to their saved values (and lock flags); its
+    gateway, device, source and other metrics stay as they are now (a DHCP
+    client may have moved the gateway since).  A route that no longer
+    exists is reported, never recreated."""
     actions = []
     for key, saved in state.routes.items():
         fam = saved.family
@@ -381,12 +390,26 @@ def _revert_routes(state, snap, skip_missing, errors, notes):
                           "change?); nothing reverted; `revert --skip-missing` "
                           "restores everything else" % saved.label)
             continue
+        r = cur[0]
         locks = snap.locks[fam].get(key, set())
+        new_m = dict(route_metrics(r))
+        new_locks = set(locks)
+        for name, old in saved.metrics.items():
+            if old is None:
+                new_m.pop(name, None)
+            else:
+                new_m[name] = old
+            if name in saved.locked:
+                new_locks.add(name)
+            else:
+                new_locks.discard(name)
         try:
-            cur_args = route_args(cur[0], fam, locks)
+            cur_args = route_args(r, fam, locks)
+            new_args = route_args(r, fam, new_locks, new_m)
         except TuneError as e:
             errors.append(str(e))
             continue
-        if cur_args != saved.args:
-            actions.append(ChangeRoute(fam, saved.args, cur_args, key, saved.label))
+        if cur_args != new_args:
+            actions.append(ChangeRoute(fam, new_args, cur_args, key,
+                                       route_label(r, fam)))
     return actions

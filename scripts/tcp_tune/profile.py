@@ -9,6 +9,7 @@ from .errors import TuneError
 from .metrics import parse_metric_args
 from .routes import parse_prefix
 from .settings import MODULE_PARAMS, SYSCTLS
+from .validate import MODULE_NAME_RE
 
 # Profile directories: relative to the tcp-tune launcher (the checkout's
 # sysctl/profiles), then the installed ones.
@@ -56,8 +57,11 @@ def parse_profile(text, path):
 def _parse_line(p, no, line, seen):
     tok = line.split()
     if tok[0] == "load":
-        if len(tok) != 2 or not re.match(r"^[a-z0-9_]+$", tok[1]):
+        if len(tok) != 2:
             raise TuneError("syntax: load MODULE")
+        if not MODULE_NAME_RE.match(tok[1]):
+            raise TuneError("load %s: tcp-tune loads congestion control (tcp_NAME) "
+                            "and qdisc (sch_NAME) modules only" % tok[1])
         if tok[1] in [m for _, m in p.loads]:
             raise TuneError("module %s loaded twice" % tok[1])
         p.loads.append((no, tok[1]))

@@ -7,6 +7,9 @@ from .errors import TuneError
 
 CC_NAME_RE = re.compile(r"^[a-z0-9_]{1,15}$")      # TCP_CA_NAME_MAX 16
 QDISC_NAME_RE = re.compile(r"^[a-z0-9_]{1,15}$")   # IFNAMSIZ 16
+# The modules tcp-tune loads: congestion controls (tcp_NAME, what the
+# kernel's autoload asks for) and qdiscs (sch_NAME); MODULE_NAME_LEN 56.
+MODULE_NAME_RE = re.compile(r"^(tcp|sch)_[a-z0-9_]{1,51}$")
 
 
 def int_in_range(text, lo, hi, what):
@@ -83,3 +86,24 @@ def norm(value):
     """A value as compared with what the kernel prints (whitespace runs
     become one space)."""
     return None if value is None else " ".join(str(value).split())
+
+
+# A state file is named netns-NAME.json: NAME_MAX (255) less 11.
+NETNS_NAME_MAX = 244
+
+
+def v_netns(name):
+    """A name `ip netns` accepts (not empty, no '/', not '.' or '..', a
+    file name under /run/netns) that also fits the state file's name; no
+    control characters (it is printed in messages)."""
+    if not name:
+        raise TuneError("--netns: empty namespace name")
+    if "/" in name or name in (".", ".."):
+        raise TuneError("--netns %r: not a namespace name (no '/', not '.' or "
+                        "'..'; see ip netns list)" % name)
+    if len(name.encode()) > NETNS_NAME_MAX:
+        raise TuneError("--netns: namespace name longer than %d bytes"
+                        % NETNS_NAME_MAX)
+    if not name.isprintable():
+        raise TuneError("--netns %r: control characters in the name" % name)
+    return name

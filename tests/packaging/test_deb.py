@@ -44,7 +44,16 @@ def test_deb_contents(debs, version):
             assert "./usr/lib/tcp-cocktail/tcp_tune/%s\n" % p.name in tools
         assert "__pycache__" not in tools
     if (TOP / "sysctl" / "90-tcp-cocktail.conf").exists():
-        assert "./usr/lib/sysctl.d/90-tcp-cocktail.conf" in tools
+        # an example, inert until the operator copies it to /etc/sysctl.d
+        assert "./usr/share/tcp-cocktail/examples/sysctl.d/90-tcp-cocktail.conf\n" \
+            in tools
+    for k in ("modules-load.d", "modprobe.d"):
+        assert "./usr/share/tcp-cocktail/examples/%s/tcp-cocktail.conf\n" % k in tools
+    # nothing the boot reads: no sysctl.d, modules-load.d or modprobe.d file
+    for ln in tools.splitlines():
+        path = ln.split()[-1]
+        assert not re.search(r"/(sysctl|modules-load|modprobe)\.d/.", path) or \
+            path.startswith("./usr/share/tcp-cocktail/examples/"), ln
     info = run(["dpkg-deb", "-f", str(debs["tcp-cocktail-dkms"]), "Depends"]).stdout
     assert "dkms" in info
 

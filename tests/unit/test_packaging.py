@@ -74,7 +74,7 @@ def expected_files(kver, prefix="/usr/local"):
         if p.is_file():
             exp.add(share + "/profiles/" + p.name)
     if (TOP / "sysctl" / "90-tcp-cocktail.conf").exists():
-        exp.add("/usr/lib/sysctl.d/90-tcp-cocktail.conf")
+        exp.add(share + "/examples/sysctl.d/90-tcp-cocktail.conf")
     for k in ("modules-load.d", "modprobe.d"):
         exp.add("%s/examples/%s/tcp-cocktail.conf" % (share, k))
     return exp

@@ -7,6 +7,8 @@ tested in tests/vm/test_tcp_tune.py."""
 import ast
 import copy
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -585,7 +587,8 @@ def test_record_originals_keeps_the_first_original():
     tt.record_originals(st, a2, snap2)
     assert st.sysctl == {"net.ipv4.tcp_slow_start_after_idle": "1"}
     assert st.routes == orig_route
-    assert list(st.routes.values())[0].args[-2:] == ["initrwnd", "40"]
+    # only the metric tcp-tune changed is saved: the route had no initcwnd
+    assert list(st.routes.values())[0].metrics == {"initcwnd": None}
     # revert from the twice-changed system restores the first original
     acts, notes = tt.plan_revert(st, snap2, {})
     assert commands(acts) == [
@@ -606,6 +609,68 @@ def test_revert_refuses_when_a_saved_route_is_gone():
         tt.plan_revert(st, gone, {})
     acts, notes = tt.plan_revert(st, gone, {"skip_missing": True})
     assert acts == [] and "skipped" in notes[0]
+
+
+def test_revert_keeps_what_changed_since_on_the_route():
+    """Revert sets back only the metrics tcp-tune changed, on the route as
+    it is at revert time: a gateway a DHCP client moved since, and a metric
+    someone added since, stay."""
+    p = tt.parse_profile((PROFILES / "no-ssr").read_text(), "no-ssr")
+    snap = snapshot()
+    acts, _ = tt.plan_profile(p, snap, {"netns": "ns1"})
+    st = tt.new_state(tt.Identity(), "ns1")
+    tt.record_originals(st, acts, snap)
+    saved = {r.label: (r.metrics, r.locked) for r in st.routes.values()}
+    assert saved == {
+        "IPv4 default via 198.18.1.2 dev veth1 table main metric 200":
+            ({"initcwnd": 4}, []),
+        "IPv6 default via fd00:cc:1::2 dev veth1 table main metric 2048":
+            ({"initcwnd": 4}, [])}
+    now = copy.deepcopy(snap)
+    for r in now.routes[4]:
+        if r["dst"] == "default" and r.get("metric") == 200:
+            r["gateway"] = "198.18.1.9"
+            r["metrics"] = [{"initcwnd": 10, "mtu": 1300}]
+    for r in now.routes[6]:
+        if r["dst"] == "default" and r.get("metric") == 2048:
+            r["gateway"] = "fd00:cc:1::9"
+            r["metrics"] = [{"initcwnd": 10}]
+    st.routes[[k for k in st.routes if k.startswith("6|")][0]].metrics = {
+        "initcwnd": None}           # as if the route had had no initcwnd
+    acts, notes = tt.plan_revert(st, now, {})
+    assert commands(acts) == [
+        "ip -n ns1 -4 route change default table main proto boot scope global "
+        "metric 200 via 198.18.1.9 dev veth1 mtu 1300 initcwnd 4",
+        "ip -n ns1 -6 route change default table main proto boot metric 2048 pref "
+        "medium via fd00:cc:1::9 dev veth1"]
+    # nothing to do when the metrics are back already
+    for r in now.routes[4] + now.routes[6]:
+        if r["dst"] == "default" and r.get("metric") in (200, 2048):
+            r["metrics"] = [{"initcwnd": 4}] if r.get("metric") == 200 else []
+    assert tt.plan_revert(st, now, {}) == ([], [])
+
+
+def test_revert_restores_a_lock_flag():
+    snap = snapshot(netns=None)
+    acts, _ = tt.plan_profile(profile("route default -4 dev veth0 initcwnd 3 "
+                                      "congctl reno"), snap, {})
+    st = tt.new_state(tt.Identity(), None)
+    tt.record_originals(st, acts, snap)
+    r = list(st.routes.values())[0]
+    assert r.metrics == {"initcwnd": 10, "congestion": "cubic"} and r.locked == []
+    key = list(st.routes)[0]
+    now = copy.deepcopy(snap)
+    for r in now.routes[4]:
+        if tt.route_key(r, 4) == key:
+            m = tt.routes.route_metrics(r)
+            m.update(initcwnd=3, congestion="reno")
+            r["metrics"] = [m]
+    cmd = commands(tt.plan_revert(st, now, {})[0], None)
+    assert len(cmd) == 1 and "initcwnd 10 " in cmd[0] and "congctl cubic" in cmd[0]
+    # a metric that was locked gets its lock back
+    st.routes[key].locked = ["congestion"]
+    cmd = commands(tt.plan_revert(st, now, {})[0], None)
+    assert "congctl lock cubic" in cmd[0]
 
 
 def test_revert_order_default_cc_before_allowed():
@@ -635,26 +700,27 @@ def test_state_file_is_written_atomically(tmp_path):
     assert st.load() is None
 
 
-# A state file as tcp-tune wrote it before it was a package (format 1):
-# json.dump(..., indent=1, sort_keys=True) plus a newline.
+# A state file as tcp-tune wrote it in format 1 (each route's whole
+# argument list): json.dump(..., indent=1, sort_keys=True) plus a newline.
 STATE_V1 = json.dumps({
     "global_sysctl": {"net.core.default_qdisc": "pfifo_fast",
                       "net.ipv4.tcp_allowed_congestion_control": "reno cubic"},
     "identity": {"boot_id": "3f1c0e6a-5d2b-4c1e-9a7f-2b8d4e6f1a0c",
                  "netns_cookie": "4097"},
-    "module_params": {"tcp_other": {"iw": "10", "restart": None}},
-    "modules_loaded": {"tcp_cocktail": "/src/kmod/tcp_cocktail.ko"},
+    "module_params": {"tcp_cocktail": {"iw": "10", "restart": None}},
+    "modules_loaded": {"tcp_vegas": "/src/kmod/tcp_vegas.ko"},
     "netns": "ns1",
     "routes": {"4|main|unicast|198.19.1.0/24|0||0": {
         "args": ["198.19.1.0/24", "table", "main", "proto", "boot", "scope", "link",
-                 "dev", "dummy0", "initrwnd", "40"],
+                 "dev", "dummy0", "initcwnd", "lock", "7", "rto_min", "50ms",
+                 "initrwnd", "40"],
         "family": 4, "label": "IPv4 198.19.1.0/24 dev dummy0 table main"}},
     "saved_at": "2026-01-02T03:04:05Z",
     "sysctl": {"net.ipv4.tcp_congestion_control": "cubic"},
     "version": 1}, indent=1, sort_keys=True) + "\n"
 
 
-def test_state_file_format_1_is_read_and_written_back_unchanged(tmp_path):
+def test_state_file_format_1_is_read_as_format_2(tmp_path):
     st = tt.State(str(tmp_path), "ns1")
     Path(st.file).write_text(STATE_V1)
     s = st.load()
@@ -663,23 +729,120 @@ def test_state_file_format_1_is_read_and_written_back_unchanged(tmp_path):
     assert s.netns == "ns1" and s.saved_at == "2026-01-02T03:04:05Z"
     assert s.sysctl == {"net.ipv4.tcp_congestion_control": "cubic"}
     assert s.global_sysctl["net.ipv4.tcp_allowed_congestion_control"] == "reno cubic"
-    assert s.modules_loaded == {"tcp_cocktail": "/src/kmod/tcp_cocktail.ko"}
-    assert s.module_params == {"tcp_other": {"iw": "10", "restart": None}}
+    assert s.modules_loaded == {"tcp_vegas": "/src/kmod/tcp_vegas.ko"}
+    assert s.module_params == {"tcp_cocktail": {"iw": "10", "restart": None}}
+    # the route's five tunable metrics, not its whole argument list
     assert s.routes == {"4|main|unicast|198.19.1.0/24|0||0": tt.SavedRoute(
-        family=4, args="198.19.1.0/24 table main proto boot scope link dev dummy0 "
-        "initrwnd 40".split(), label="IPv4 198.19.1.0/24 dev dummy0 table main")}
+        family=4, label="IPv4 198.19.1.0/24 dev dummy0 table main",
+        metrics={"initcwnd": 7, "initrwnd": 40, "quickack": None,
+                 "congestion": None, "rto_min": 50},
+        locked=["initcwnd"])}
     st.save(s)
-    assert Path(st.file).read_text() == STATE_V1
+    d = json.loads(Path(st.file).read_text())
+    assert d["version"] == 2
+    assert d["routes"]["4|main|unicast|198.19.1.0/24|0||0"] == {
+        "family": 4, "label": "IPv4 198.19.1.0/24 dev dummy0 table main",
+        "metrics": {"initcwnd": 7, "initrwnd": 40, "quickack": None,
+                    "congestion": None, "rto_min": 50}, "locked": ["initcwnd"]}
+    assert st.load() == s
     # keys this version does not know survive a load and save
-    d = json.loads(STATE_V1)
     d["later"] = {"x": [1]}
     Path(st.file).write_text(json.dumps(d))
     st.save(st.load())
     assert json.loads(Path(st.file).read_text()) == d
-    d["version"] = 2
+    d["version"] = 3
     Path(st.file).write_text(json.dumps(d))
-    with pytest.raises(tt.TuneError, match="has unknown version 2"):
+    with pytest.raises(tt.TuneError, match="has unknown version 3"):
         st.load()
+
+
+# (what is forged, the change to the file's JSON, the message)
+FORGED = [
+    ("sysctl-key", lambda d: d["sysctl"].update({"kernel.modprobe": "/tmp/x"}),
+     r"sysctl: unknown key 'kernel.modprobe'"),
+    ("global-key-in-ns", lambda d: d["sysctl"].update(
+        {"net.core.default_qdisc": "fq"}), r"sysctl: unknown key 'net.core"),
+    ("sysctl-value", lambda d: d["sysctl"].update(
+        {"net.ipv4.tcp_congestion_control": "cubic\nnet.x=1"}),
+     r"not a congestion control name"),
+    ("module", lambda d: d["modules_loaded"].update({"nf_tables": None}),
+     r"module 'nf_tables' is not one tcp-tune loads"),
+    ("module-path", lambda d: d["modules_loaded"].update(
+        {"tcp_vegas": "/tmp/evil.ko"}), r"tcp_vegas: bad path"),
+    ("param-module", lambda d: d["module_params"].update({"tcp_other": {"x": "1"}}),
+     r"unknown module 'tcp_other'"),
+    ("param-name", lambda d: d["module_params"]["tcp_cocktail"].update({"stats": "1"}),
+     r"tcp_cocktail has no writable parameter 'stats'"),
+    ("param-value", lambda d: d["module_params"]["tcp_cocktail"].update(
+        {"restart": "$(reboot)"}), r"must be one of"),
+    ("route-metric", lambda d: d["routes"]["4|main|unicast|198.19.1.0/24|0||0"][
+        "metrics"].update({"mtu": 9000}), r"metric 'mtu' is not one tcp-tune changes"),
+    ("route-value", lambda d: d["routes"]["4|main|unicast|198.19.1.0/24|0||0"][
+        "metrics"].update({"initcwnd": "10 via 10.0.0.1"}), r"initcwnd: bad value"),
+    ("route-key", lambda d: d["routes"].update({"6|x": {"family": 6, "label": "",
+                                                        "metrics": {}}}),
+     r"routes: bad entry '6\|x'"),
+    ("netns", lambda d: d.update({"netns": "other"}), r"netns: 'other'"),
+]
+
+
+@pytest.mark.parametrize("forge", FORGED, ids=[f[0] for f in FORGED])
+def test_state_file_contents_are_checked_before_use(tmp_path, forge):
+    _id, change, msg = forge
+    st = tt.State(str(tmp_path), "ns1")
+    Path(st.file).write_text(STATE_V1)
+    st.save(st.load())
+    d = json.loads(Path(st.file).read_text())
+    change(d)
+    Path(st.file).write_text(json.dumps(d))
+    with pytest.raises(tt.TuneError, match="not one tcp-tune wrote") as e:
+        st.load()
+    assert re.search(msg, str(e.value)), str(e.value)
+
+
+def test_state_directory_must_be_trusted(tmp_path):
+    real = tmp_path / "real"
+    st = tt.State(str(real), None)
+    st.lock()                             # created, owned by us, 0755
+    assert (real.stat().st_mode & 0o777) == 0o755
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    with pytest.raises(tt.TuneError, match="is a symbolic link"):
+        tt.State(str(link), None).lock()
+    with pytest.raises(tt.TuneError, match="is a symbolic link"):
+        tt.State(str(link), None).load()
+    for mode in (0o777, 0o775, 0o757, 0o1777):
+        real.chmod(mode)
+        with pytest.raises(tt.TuneError, match="writable by group or others"):
+            tt.State(str(real), None).lock()
+        with pytest.raises(tt.TuneError, match="writable by group or others"):
+            tt.State(str(real), None).load()
+    real.chmod(0o755)
+    # the state file and the lock: no symbolic links, no group/world write
+    target = tmp_path / "elsewhere.json"
+    target.write_text(STATE_V1)
+    (real / "default.json").symlink_to(target)
+    with pytest.raises(tt.TuneError, match="symbolic link"):
+        tt.State(str(real), None).load()
+    (real / "default.json").unlink()
+    (real / "default.json").write_text(STATE_V1.replace('"ns1"', "null"))
+    (real / "default.json").chmod(0o666)
+    with pytest.raises(tt.TuneError, match="writable by group or others"):
+        tt.State(str(real), None).load()
+    (real / ".lock").unlink()
+    (real / ".lock").symlink_to(tmp_path / "victim")
+    with pytest.raises(tt.TuneError, match="lock"):
+        tt.State(str(real), None).lock()
+    assert not (tmp_path / "victim").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown needs root")
+def test_state_directory_owned_by_another_user_is_refused(tmp_path):
+    d = tmp_path / "s"
+    d.mkdir(mode=0o755)
+    os.chown(d, 65534, 65534)
+    with pytest.raises(tt.TuneError, match="owned by uid 65534, not by uid 0"):
+        tt.State(str(d), None).lock()
 
 
 # ------------------------------------------------------------ transaction
@@ -769,3 +932,25 @@ def test_cli_validation_errors_exit_2_before_touching_anything():
     assert p.returncode == 2 and "is IPv4 but -6 was given" in p.stderr
     p = run("--netns", "tt-surely-missing", "show")
     assert p.returncode == 2 and "does not exist" in p.stderr
+
+
+@pytest.mark.parametrize("name,msg", [
+    ("..", "not a namespace name"), (".", "not a namespace name"),
+    ("../../etc", "not a namespace name"), ("a/b", "not a namespace name"),
+    ("", "empty namespace name"), ("n" * 245, "longer than 244 bytes"),
+    ("x\ny", "control characters")])
+def test_netns_names_are_validated(name, msg):
+    for cmd in (["show"], ["--dry-run", "apply", "no-ssr"]):
+        p = run("--netns", name, *cmd)
+        assert p.returncode == 2 and msg in p.stderr, p.stderr
+        assert "nothing was changed" in p.stderr
+
+
+def test_the_tool_runs_no_commands_from_the_environment():
+    """No test hook in the installed tool: nothing in the package reads
+    TCP_TUNE_* variables other than the documented two, or runs a shell."""
+    for m in PACKAGE.glob("*.py"):
+        src = m.read_text()
+        assert "shell=True" not in src, m.name
+        for var in set(re.findall(r"TCP_TUNE_[A-Z_]+", src)):
+            assert var in ("TCP_TUNE_STATE_DIR", "TCP_TUNE_MODULE_PATH"), (m.name, var)

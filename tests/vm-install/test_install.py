@@ -1,7 +1,14 @@
 """make install / uninstall for real inside the VM: modprobe by name,
 congestion-control autoload through the sysctl, boot-time loading through
-modules-load.d with modprobe.d parameters (systemd-modules-load), and
-uninstall leaving nothing behind.
+modules-load.d with modprobe.d parameters (systemd-modules-load), that
+installing changes no default until the operator copies the sysctl.d
+example (and removing it switches back), and uninstall leaving nothing
+behind.
+
+A "reboot" here (boot()) is what a boot does to the settings that matter:
+the kernel's values as this VM booted with them (recorded before the suite
+changes anything), no tcp-cocktail module loaded, then what systemd runs
+at boot: systemd-modules-load and systemd-sysctl.
 
 The VM's root is the host's, read-only; the suite puts tmpfs-backed
 overlays on /usr (so /lib/modules) and /etc first, so nothing reaches the
@@ -12,6 +19,7 @@ import shutil
 import socket
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -24,6 +32,53 @@ PREFIX = "/usr/local"
 MODULES = [m for m in ("tcp_cocktail", "tcp_oooprobe")
            if (REPO / "kmod" / (m + ".c")).exists()]
 SYSCTL_CC = "/proc/sys/net/ipv4/tcp_congestion_control"
+SYSCTL_QDISC = "/proc/sys/net/core/default_qdisc"
+SYSCTL_ALLOWED = "/proc/sys/net/ipv4/tcp_allowed_congestion_control"
+EXAMPLE = Path(PREFIX, "share/tcp-cocktail/examples/sysctl.d/90-tcp-cocktail.conf")
+OPT_IN = Path("/etc/sysctl.d/90-tcp-cocktail.conf")
+SYSCTL_D = ("/etc/sysctl.d", "/run/sysctl.d", "/usr/local/lib/sysctl.d",
+            "/usr/lib/sysctl.d", "/lib/sysctl.d")
+# The values the VM booted with (the fixture records them first).
+BOOT = {}
+# cc and qdisc after a boot with nothing of tcp-cocktail installed.
+BASELINE = {}
+
+
+def systemd_tool(name):
+    return next((p for p in ("/lib/systemd/" + name, "/usr/lib/systemd/" + name)
+                 if os.access(p, os.X_OK)), None)
+
+
+def boot():
+    """Reboot, as far as the default congestion control and qdisc go (see
+    the module docstring); returns (congestion control, qdisc) after it."""
+    Path(SYSCTL_CC).write_text(BOOT["cc"] + "\n")
+    Path(SYSCTL_QDISC).write_text(BOOT["qdisc"] + "\n")
+    # a connection that just closed may hold the module for a moment
+    deadline = time.monotonic() + 30
+    while True:
+        unload_all()
+        if not Path("/sys/module/tcp_cocktail").exists():
+            break
+        assert time.monotonic() < deadline, "tcp_cocktail stays loaded"
+        time.sleep(0.2)
+    Path(SYSCTL_ALLOWED).write_text(BOOT["allowed"] + "\n")
+    sml = systemd_tool("systemd-modules-load")
+    if sml:
+        p = subprocess.run([sml], text=True, capture_output=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+    ss = systemd_tool("systemd-sysctl")
+    # systemd-sysctl reports (and exits 1 for) the distribution's keys this
+    # VM's kernel may lack; what counts is the values read back below
+    subprocess.run([ss] if ss else ["sysctl", "--system"], text=True,
+                   capture_output=True, timeout=60)
+    return (Path(SYSCTL_CC).read_text().strip(),
+            Path(SYSCTL_QDISC).read_text().strip())
+
+
+def our_sysctl_files():
+    return [str(f) for d in SYSCTL_D if Path(d).is_dir()
+            for f in Path(d).iterdir() if "cocktail" in f.name]
 
 
 def make(*args, check=True):
@@ -66,14 +121,25 @@ def writable_system(tmp_path_factory):
         sh("mount -t overlay overlay -o lowerdir=%s,upperdir=%s,workdir=%s %s"
            % (d, up, wk, d))
         mounted.append(d)
-    old_cc = Path(SYSCTL_CC).read_text().strip()
+    BOOT.update(cc=Path(SYSCTL_CC).read_text().strip(),
+                qdisc=Path(SYSCTL_QDISC).read_text().strip(),
+                allowed=Path(SYSCTL_ALLOWED).read_text().strip())
     unload_all()
     yield
-    Path(SYSCTL_CC).write_text(old_cc + "\n")
+    Path(SYSCTL_CC).write_text(BOOT["cc"] + "\n")
+    Path(SYSCTL_QDISC).write_text(BOOT["qdisc"] + "\n")
     unload_all()
     for d in reversed(mounted):
         sh("umount -l %s" % d, check=False)
     sh("umount -l %s" % base, check=False)
+
+
+def test_00_boot_before_install():
+    """The baseline: what a boot gives with nothing of tcp-cocktail
+    installed (the distribution's own sysctl.d files included)."""
+    assert not our_sysctl_files()
+    BASELINE["cc_qdisc"] = boot()
+    assert BASELINE["cc_qdisc"][0] != "cocktail"
 
 
 def test_01_install(tmp_path):
@@ -86,6 +152,51 @@ def test_01_install(tmp_path):
     assert Path(PREFIX, "share/tcp-cocktail/install-manifest").exists()
     assert Path("/etc/modules-load.d/tcp-cocktail.conf").exists()
     assert Path("/etc/modprobe.d/tcp-cocktail.conf").exists()
+
+
+def test_01b_installed_and_rebooted_keeps_the_defaults():
+    """Installed (install-boot: modules-load.d and modprobe.d too) and
+    rebooted, the host runs the congestion control and qdisc it had: the
+    sysctl.d file is only an example."""
+    if "cc_qdisc" not in BASELINE:
+        pytest.skip("no baseline (test_00 did not run)")
+    assert boot() == BASELINE["cc_qdisc"]
+    assert EXAMPLE.exists()
+    assert not our_sysctl_files()
+    # the module itself was loaded at boot (modules-load.d), unused
+    assert Path("/sys/module/tcp_cocktail").exists()
+    sh(PREFIX + "/sbin/tcp-tune show --json")
+
+
+def test_01c_opt_in_and_undo():
+    """Copying the example to /etc/sysctl.d is the opt-in: `sysctl -p` of
+    it switches the running host, and it stays switched across a reboot;
+    removing it is the undo: the next boot is back to the baseline."""
+    if "cc_qdisc" not in BASELINE:
+        pytest.skip("no baseline (test_00 did not run)")
+    unload_all()
+    shutil.copy(EXAMPLE, OPT_IN)
+    try:
+        # the kernel loads the module for the sysctl (no modules-load.d needed)
+        p = sh("sysctl -p %s" % OPT_IN, check=False)
+        assert p.returncode == 0, p.stderr
+        assert Path("/sys/module/tcp_cocktail").exists()
+        assert (Path(SYSCTL_CC).read_text().strip(),
+                Path(SYSCTL_QDISC).read_text().strip()) == ("cocktail", "fq")
+        assert boot() == ("cocktail", "fq")
+        # and a new connection gets it
+        srv = socket.socket()
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(1)
+        cli = socket.create_connection(srv.getsockname(), timeout=30)
+        cc = cli.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16)
+        srv.accept()[0].close()
+        cli.close()
+        srv.close()
+        assert cc.rstrip(b"\0") == b"cocktail"
+    finally:
+        OPT_IN.unlink()
+    assert boot() == BASELINE["cc_qdisc"]
 
 
 def conf_options():
@@ -183,6 +294,7 @@ def test_05_uninstall():
         assert not (MODDIR / (m + ".ko")).exists()
         assert sh("modinfo %s" % m, check=False).returncode != 0
         assert sh("modprobe %s" % m, check=False).returncode != 0
+    assert not our_sysctl_files()
     for p in ("/etc/modules-load.d/tcp-cocktail.conf",
               "/etc/modprobe.d/tcp-cocktail.conf", PREFIX + "/share/tcp-cocktail",
               PREFIX + "/sbin/tcp-tune", PREFIX + "/sbin/oooprobed"):

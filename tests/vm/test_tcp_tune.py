@@ -10,6 +10,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from cocktail_lab import modparams, topo
 from conftest import REPO, module_loaded, sh
 
 TOOL = str(REPO / "scripts" / "tcp-tune")
+FAULT = str(Path(__file__).resolve().parent / "tcp_tune_fault.py")
 KO = REPO / "kmod" / "tcp_cocktail.ko"
 NS, PEER = "tt-a", "tt-b"
 
@@ -80,9 +82,13 @@ def make_namespaces(ns, peer):
     assert p.returncode == 0, p.stderr
 
 
-def tool(*args, ns=NS, state=None, check=None, env=None):
+def tool(*args, ns=NS, state=None, check=None, env=None, fault=None):
+    """Run tcp-tune; fault=(N, shell command): through tcp_tune_fault.py,
+    which runs the command just before step N of the change."""
     cmd = [TOOL]
-    if ns:
+    if fault:
+        cmd = [sys.executable, FAULT, str(fault[0]), fault[1]]
+    if ns is not None:              # "" too: the tool must refuse it
         cmd += ["--netns", ns]
     if state:
         cmd += ["--state-dir", str(state)]
@@ -498,8 +504,7 @@ def test_failure_part_way_rolls_back(ns, tmp_path, target):
     else:
         args = ["apply", "no-ssr"]
         step = 4            # sysctl, two IPv4 routes, then the IPv6 one
-    p = tool(*args, state=ns, check=1,
-             env={"TCP_TUNE_TEST_BEFORE_STEP": "%d:%s" % (step, delete)})
+    p = tool(*args, state=ns, check=1, fault=(step, delete))
     assert "step %d of %d failed" % (step, step) in p.stderr
     assert "rolled back the %d change(s)" % (step - 1) in p.stderr
     assert not list(Path(ns).glob("*.json")), "state file left behind"
@@ -512,8 +517,7 @@ def test_failure_part_way_keeps_earlier_saved_state(ns):
     tool("route", "--dst", "198.19.0.0/16", "initcwnd", "4", state=ns, check=0)
     saved = list(Path(ns).glob("*.json"))[0].read_text()
     delete = "ip -n %s -6 route del default via fd00:cc:10::2 metric 1024" % NS
-    tool("apply", "no-ssr", state=ns, check=1,
-         env={"TCP_TUNE_TEST_BEFORE_STEP": "4:" + delete})
+    tool("apply", "no-ssr", state=ns, check=1, fault=(4, delete))
     assert list(Path(ns).glob("*.json"))[0].read_text() == saved
     sh("ip -n %s -6 route add default via fd00:cc:10::2 dev a0 metric 1024 "
        "pref high mtu 1400 congctl lock cubic" % NS)
@@ -655,9 +659,84 @@ def test_bad_input_changes_nothing(shared_ns, tmp_path, bad):
 
 
 def test_bad_netns(ns):
+    before = state()
     p = tool("apply", "no-ssr", ns="tt-nosuch", state=ns)
     assert p.returncode == 2
     assert "network namespace 'tt-nosuch' does not exist" in p.stderr
+    # names `ip netns` would not take: refused before anything is read
+    sh("mkdir -p /run/netns/tt-dir")
+    try:
+        for name, msg in (("..", "not a namespace name"),
+                          (".", "not a namespace name"),
+                          ("tt-dir/../" + NS, "not a namespace name"),
+                          ("../netns/" + NS, "not a namespace name"),
+                          ("", "empty namespace name"),
+                          ("n" * 245, "longer than 244 bytes"),
+                          ("tt\x1b[2J", "control characters")):
+            p = tool("apply", "no-ssr", ns=name, state=ns)
+            assert p.returncode == 2, (name, p.stderr)
+            assert msg in p.stderr and "nothing was changed" in p.stderr, p.stderr
+    finally:
+        sh("rmdir /run/netns/tt-dir", check=False)
+    assert_same(before, state())
+    assert not Path(ns).exists()
+
+
+def move_gateway(fam, old, new, ns=NS):
+    """Move the main table's default route from gateway `old` to `new`,
+    keeping every other attribute (as a DHCP client renewing with another
+    router does)."""
+    ln = [x for x in sh("ip -n %s -%d route show table main" % (ns, fam)
+                        ).stdout.splitlines()
+          if x.startswith("default via %s " % old)][0]
+    sh("ip -n %s -%d route change %s" % (ns, fam, ln.replace(
+        "via %s " % old, "via %s " % new)))
+
+
+def test_revert_after_the_default_route_moved_keeps_the_new_gateway(ns):
+    """Revert changes only the metrics tcp-tune set, on the route as it is
+    then: a gateway moved since stays where it is."""
+    before = state()
+    tool("apply", "no-ssr", state=ns, check=0)
+    move_gateway(4, "198.18.10.2", "198.18.10.3")
+    move_gateway(6, "fd00:cc:10::2", "fd00:cc:10::3")
+    assert "initcwnd 10" in text_line(4, "default")
+    tool("revert", state=ns, check=0)
+    d4 = [r for r in default_routes(4) if r.get("metric") == 100][0]
+    d6 = default_routes(6)[0]
+    assert d4["gateway"] == "198.18.10.3" and d6["gateway"] == "fd00:cc:10::3"
+    ln = text_line(4, "default")
+    assert "initcwnd" not in ln and "via 198.18.10.3" in ln
+    for want in ("mtu lock 1400", "advmss 1360", "initrwnd 20", "src 198.18.10.1"):
+        assert want in ln, (want, ln)
+    assert "initcwnd" not in sh("ip -n %s -6 route show default" % NS).stdout
+    # with the gateways moved back by hand, the host is as it was
+    move_gateway(4, "198.18.10.3", "198.18.10.2")
+    move_gateway(6, "fd00:cc:10::3", "fd00:cc:10::2")
+    assert_same(before, state())
+
+
+@pytest.mark.parametrize("how", ["symlink", "world-writable", "group-writable"])
+def test_untrusted_state_directory_is_refused(ns, tmp_path, how):
+    """A state directory someone else could have planted or can write to is
+    refused with the reason before anything changes."""
+    real = tmp_path / "real"
+    real.mkdir(mode=0o755)
+    st = real
+    if how == "symlink":
+        st = tmp_path / "link"
+        st.symlink_to(real)
+        msg = "is a symbolic link"
+    else:
+        real.chmod(0o777 if how == "world-writable" else 0o775)
+        msg = "writable by group or others"
+    before = state()
+    for args in (["apply", "no-ssr"], ["route", "--default", "--all", "initcwnd", "4"],
+                 ["revert"]):
+        p = tool(*args, state=st, check=2)
+        assert msg in p.stderr and "nothing was changed" in p.stderr, p.stderr
+    assert_same(before, state())
+    assert list(real.iterdir()) == []
 
 
 def test_sysctl_dropin_is_a_valid_profile(ns):
