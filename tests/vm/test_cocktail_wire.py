@@ -180,6 +180,34 @@ def ref_gap(res):
     return res["before"]["snd_mss"] / rate
 
 
+# IW for the tests that expect slow-start restart: the kernel's own restart
+# (tcp_slow_start_after_idle=1) goes back to min(10, cwnd) without a route
+# initcwnd, so a flight of exactly SSR_IW segments is the module's.
+SSR_IW = 4
+
+
+def check_ssr(res, fl, info):
+    """The flight after slow-start restart is exactly min(IW, pre-idle
+    cwnd) segments (tcp_info snd_cwnd before the pause)."""
+    want = min(SSR_IW, res["before"]["snd_cwnd"])
+    assert len(fl) == want, "flight %d segments, min(IW, cwnd) = %d; %s" % (
+        len(fl), want, info)
+
+
+def check_event(res, ev, info):
+    """The restart event's path facts agree with the kernel's own tcp_info
+    taken before the pause (the client's last ACKs may still move srtt and
+    cwnd after it): srtt within 25%, the minimum RTT within 5%, cwnd_before
+    within 25% (cwv=0: nothing decays during the pause)."""
+    b, e = res["before"], ev[-1]
+    for key, ref, tol in (("srtt_us", b["rtt"], 0.25),
+                          ("path_rtt_us", b["min_rtt"], 0.05),
+                          ("cwnd_before", b["snd_cwnd"], 0.25)):
+        got = int(e[key])
+        assert abs(got - ref) <= tol * ref, \
+            "event %s=%d, tcp_info %d; %s" % (key, got, ref, info)
+
+
 def check_paced(res, fl, ev, info):
     """The flight is paced at the pre-idle delivery rate seen on the wire
     (ref = MSS / rate). Internal pacing under TCG releases segments in
@@ -209,7 +237,8 @@ def check_paced(res, fl, ev, info):
 def test_restart(topo, policy, ssai):
     # pace at the delivery rate, the one the wire shows (test_pace_rate
     # covers the other pace_rate modes)
-    params(iw=10, restart=policy, cwv=0, pace_iw=0, pace_rate="delivery")
+    params(iw=SSR_IW if policy == "ssr" else 10, restart=policy, cwv=0,
+           pace_iw=0, pace_rate="delivery")
     topo.sysctl(topo.server, "net.ipv4.tcp_slow_start_after_idle", ssai)
     res, fl, ev = case(topo, "restart_%s_ssai%d" % (policy, ssai),
                        segments=60, idle=2.0, **WARM_BULK)
@@ -220,8 +249,9 @@ def test_restart(topo, policy, ssai):
     # warm-up too; those restarts are real but not the one measured).
     assert ev and ev[-1]["policy"] == policy, info
     assert ev[-1]["requested"] == policy, info
+    check_event(res, ev, info)
     if policy == "ssr":
-        assert len(fl) <= 10, info
+        check_ssr(res, fl, info)
     elif policy == "keep":
         ref = ref_gap(res)
         assert len(fl) >= 30, info
@@ -276,7 +306,8 @@ def test_restart_decay(topo, k, ssai):
 def test_auto(cocktail, rtt, policy):
     thr = int(get_param(MOD, "auto_rtt_us"))
     assert 20000 < thr < 200000, "auto_rtt_us default %d not between" % thr
-    params(iw=10, restart="auto", cwv=0, pace_iw=0, pace_rate="delivery")
+    params(iw=SSR_IW if policy == "ssr" else 10, restart="auto", cwv=0,
+           pace_iw=0, pace_rate="delivery")
     with Topo(rtt=rtt, rate="10mbit", limit=100) as t:
         t.ka_server(port=PORT, cc="cocktail")
         res, fl, ev = case(t, "auto_%dms" % rtt, segments=60, idle=2.0,
@@ -286,7 +317,7 @@ def test_auto(cocktail, rtt, policy):
     assert ev and ev[-1]["requested"] == "auto", info
     assert ev[-1]["policy"] == policy, info
     if policy == "ssr":
-        assert len(fl) <= 10, info
+        check_ssr(res, fl, info)
     else:
         check_paced(res, fl, ev, info)
 
@@ -319,16 +350,19 @@ def test_queue(cocktail, link):
     queue before the idle period (srtt > 1.2 x the minimum RTT), else
     pace. auto_rtt_us is set so that auto would choose the other policy on
     each link: a queue rule resolved like auto fails both cases. The
-    premise (the restart event's srtt_us / path_rtt_us, the minimum RTT,
-    on the expected side of 1.2) is checked first, with its own message;
+    premise (the kernel's tcp_info before the pause: srtt / minimum RTT on
+    the expected side of 1.2) is checked first, with its own message, and
+    the event's srtt and minimum RTT against it (check_event);
     then the applied policy, the counters (every restart of the run was
     requested as queue: queue_ssr = ssr, queue_pace = pace, nothing else)
     and the flight on the wire: at most IW segments after ssr; after pace
     the whole 60-segment request, spaced at the rate the event reports
-    (mean spacing 0.5..2.5 x MSS / rate, as test_pace_rate)."""
+    (mean spacing 0.5..2.5 x MSS / rate, as test_pace_rate); after ssr
+    exactly min(IW, cwnd) segments."""
     topo_opts, warm, policy = QUEUE_LINKS[link]
     thr = get_param(MOD, "auto_rtt_us")
-    params(iw=10, restart="queue", queue_pct=120, cwv=0, pace_iw=0,
+    params(iw=SSR_IW if policy == "ssr" else 10, restart="queue",
+           queue_pct=120, cwv=0, pace_iw=0,
            pace_rate="max",
            auto_rtt_us=10000000 if policy == "pace" else 1)
     try:
@@ -346,13 +380,14 @@ def test_queue(cocktail, link):
     assert res["before"]["snd_cwnd"] >= 30, info
     assert ev and ev[-1]["requested"] == "queue", info
     e = ev[-1]
-    srtt, min_rtt = int(e["srtt_us"]), max(1, int(e["path_rtt_us"]))
+    srtt, min_rtt = res["before"]["rtt"], max(1, res["before"]["min_rtt"])
     queued = srtt * 100 > min_rtt * 120
     assert queued == (policy == "ssr"), \
         "premise: the %s link should %s a queue before the idle period, " \
         "but srtt %d us / min RTT %d us = %.2f; %s" % (
             link, "build" if policy == "ssr" else "not build", srtt,
             min_rtt, srtt / min_rtt, info)
+    check_event(res, ev, info)
     assert e["policy"] == policy, "srtt / min RTT %.2f; %s" % (
         srtt / min_rtt, info)
     assert delta.get("queue_" + policy, 0) >= 1, (delta, info)
@@ -361,7 +396,7 @@ def test_queue(cocktail, link):
     assert not any(delta.get(k) for k in ("decay", "keep", "auto_ssr",
                                           "auto_pace")), (delta, info)
     if policy == "ssr":
-        assert len(fl) <= 10, info
+        check_ssr(res, fl, info)
         return
     rate = int(e["pacing_rate"])
     assert rate > 0 and len(fl) >= 30, info
@@ -377,9 +412,11 @@ def test_pace_rate(topo, mode):
     """pace_rate chooses the paced flight's rate. After an
     application-limited warm-up (60-segment responses below cwnd):
     window paces at exactly cwnd * mss / srtt from the restart event's own
-    cwnd_before and srtt_us (integer division, as the module); max at no
-    less than that; every mode's flight leaves the server spaced at the
-    rate the event reports (mean spacing 0.5..2.5 x MSS / rate: TCG
+    cwnd_before and srtt_us (integer division, as the module), which agree
+    with the kernel's tcp_info before the pause (check_event), and within
+    25% of the same rate computed from that tcp_info; max at no less than
+    that; every mode's flight leaves the server spaced at the rate the
+    event reports (mean spacing 0.5..2.5 x MSS / rate: TCG
     releases paced segments in pairs and late timers only add time)."""
     params(iw=10, restart="pace", cwv=0, pace_iw=0, pace_rate=mode)
     try:
@@ -391,13 +428,19 @@ def test_pace_rate(topo, mode):
     assert res["before"]["snd_cwnd"] >= 30, info
     assert ev and ev[-1]["policy"] == "pace", info
     e = ev[-1]
+    check_event(res, ev, info)
     rate = int(e["pacing_rate"])
     mss = res["before"]["snd_mss"]
     window = int(e["cwnd_before"]) * mss * 1000000 // int(e["srtt_us"])
+    b = res["before"]
+    window_info = b["snd_cwnd"] * mss * 1e6 / b["rtt"]
     assert rate > 0, info
     if mode == "window":
         assert abs(rate - window) <= 1, "rate %d, cwnd*mss/srtt %d; %s" % (
             rate, window, info)
+        assert abs(rate - window_info) <= 0.25 * window_info, \
+            "rate %d, tcp_info cwnd*mss/srtt %d; %s" % (rate, window_info,
+                                                       info)
     elif mode == "max":
         assert rate >= window - 1, "rate %d < cwnd*mss/srtt %d; %s" % (
             rate, window, info)

@@ -275,9 +275,7 @@ def test_apply_and_revert_profile(ns, profile):
     exp = EXPECT[profile]
     extra = []
     if profile == "cocktail":
-        if not KO.exists():
-            pytest.skip("kmod/tcp_cocktail.ko is not built yet (make modules); "
-                        "the cocktail profile needs it")
+        assert KO.exists(), "kmod/tcp_cocktail.ko is not built (make modules)"
         if module_loaded("tcp_cocktail"):
             sh("rmmod tcp_cocktail")
         extra = ["--module-path", str(REPO / "kmod")]
@@ -742,10 +740,10 @@ def test_untrusted_state_directory_is_refused(ns, tmp_path, how):
 def test_sysctl_dropin_is_a_valid_profile(ns):
     """The sysctl.d drop-in parses as a profile; without the module loaded
     tcp-tune refuses it with the reason."""
+    if module_loaded("tcp_cocktail"):
+        sh("rmmod tcp_cocktail")
     before = state()
     p = tool("apply", str(REPO / "sysctl" / "90-tcp-cocktail.conf"), state=ns)
-    if module_loaded("tcp_cocktail"):
-        pytest.skip("tcp_cocktail is loaded; this checks the refusal without it")
     assert p.returncode == 2
     assert "congestion control 'cocktail' is not available" in p.stderr
     assert_same(before, state())
