@@ -359,12 +359,15 @@ static int ev_cb(const struct nlmsghdr *nlh, void *data)
 	struct event e;
 
 	(void)data;
+	if (nlh->nlmsg_len < MNL_NLMSG_HDRLEN + sizeof(*gh))
+		return MNL_CB_OK;
 	if (nlh->nlmsg_type == GENL_ID_CTRL) {
 		struct nlattr *a;
 		const char *name = NULL;
 
 		mnl_attr_for_each(a, nlh, sizeof(*gh))
-			if (mnl_attr_get_type(a) == CTRL_ATTR_FAMILY_NAME)
+			if (mnl_attr_get_type(a) == CTRL_ATTR_FAMILY_NAME &&
+			    mnl_attr_validate(a, MNL_TYPE_NUL_STRING) >= 0)
 				name = mnl_attr_get_str(a);
 		if (!name || strcmp(name, TCP_OOOPROBE_GENL_NAME))
 			return MNL_CB_OK;
