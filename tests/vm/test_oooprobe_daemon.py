@@ -11,7 +11,9 @@ import re
 import signal
 import stat
 import subprocess
+import sys
 import time
+from pathlib import Path
 
 from conftest import insmod, rmmod
 from cocktail_lab.genl import CMD, EventCollector, Genl
@@ -215,4 +217,60 @@ def test_daemon_prom_symlinks(tmp_path):
     assert "oooprobe_module_loaded 1\n" in prom.read_text()
     assert sorted(p.name for p in d_dir.iterdir()) == \
         sorted(["ooo.prom", planted.name]), list(d_dir.iterdir())
+    rmmod(MOD)
+
+
+SPOOF = r'''
+import socket, struct, sys
+sys.path.insert(0, "%s/lab")
+from cocktail_lab.genl import A, CMD, nla
+port, family = int(sys.argv[1]), int(sys.argv[2])
+attrs = (nla(A["EVENT_SEQ"], struct.pack("=Q", 1)) +
+         nla(A["TIME_IN"], struct.pack("=Q", 1)) +
+         nla(A["TIME_OUT"], struct.pack("=Q", 10 ** 12)) +
+         nla(A["LOCAL_ADDR"], b"\x0a\x00\x00"))
+body = struct.pack("=BBH", CMD["SEGMENT"], 1, 0) + attrs
+msg = struct.pack("=IHHII", 16 + len(body), family, 0, 1, 0) + body
+s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 16)
+s.bind((0, 0))
+s.sendto(msg, (port, 0))
+print("SENT")
+'''
+NOBODY = ("setpriv --reuid=65534 --regid=65534 --clear-groups "
+          "--inh-caps=-all --bounding-set=-all")
+
+
+def test_daemon_ignores_spoofed_events(tmp_path):
+    """Any local user can send a unicast netlink message to the daemon's
+    event socket (its port is its pid): a forged SEGMENT event, with a
+    1000 s hold and a 3-byte address, is ignored and counted, not taken
+    into the statistics."""
+    rmmod(MOD)
+    insmod(MOD)
+    g = Genl()
+    family = g.family
+    g.close()
+    script = Path("/tmp/oooprobed_spoof.py")    # tmp_path is root's only
+    script.write_text(SPOOF % REPO)
+    script.chmod(0o644)
+    d = subprocess.Popen([str(DAEMON), "--interval", "0", "--quiet"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        time.sleep(1)
+        r = subprocess.run("%s %s %s %d %d" % (NOBODY, sys.executable,
+                                               script, d.pid, family),
+                           shell=True, capture_output=True, text=True)
+        assert r.stdout.strip() == "SENT", r.stderr
+        time.sleep(1)
+        d.send_signal(signal.SIGTERM)
+        out, err = d.communicate(timeout=20)
+    finally:
+        if d.poll() is None:
+            d.kill()
+    assert d.returncode == 0, err
+    final = out[out.rindex("== oooprobed final summary"):]
+    assert "no out-of-order segment released yet" in final, final
+    assert re.search(r"^events received: 0;.* not from the kernel 1;",
+                     final, re.M), final
     rmmod(MOD)
