@@ -97,11 +97,42 @@ void stats_add_hold(struct stats *s, uint64_t hold_ns)
 	s->sketch[stats_sketch_index(hold_ns)]++;
 }
 
-static int cmp_u64(const void *a, const void *b)
+/*
+ * In-place heapsort: no allocation (glibc's qsort mallocs a buffer the size
+ * of the array, which would stay in the heap and grow the daemon's RSS).
+ */
+static void sift_down(uint64_t *a, size_t root, size_t n)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	for (;;) {
+		size_t child = 2 * root + 1;
+		uint64_t t;
 
-	return x < y ? -1 : x > y;
+		if (child >= n)
+			return;
+		if (child + 1 < n && a[child + 1] > a[child])
+			child++;
+		if (a[root] >= a[child])
+			return;
+		t = a[root];
+		a[root] = a[child];
+		a[child] = t;
+		root = child;
+	}
+}
+
+static void sort_u64(uint64_t *a, size_t n)
+{
+	size_t i;
+	uint64_t t;
+
+	for (i = n / 2; i-- > 0;)
+		sift_down(a, i, n);
+	for (i = n; i-- > 1;) {
+		t = a[0];
+		a[0] = a[i];
+		a[i] = t;
+		sift_down(a, 0, i);
+	}
 }
 
 uint64_t stats_percentile(struct stats *s, double p)
@@ -119,8 +150,7 @@ uint64_t stats_percentile(struct stats *s, double p)
 		return s->hold_max_ns;
 	if (s->segments <= STATS_EXACT) {
 		if (!s->sorted) {
-			qsort(s->exact, s->segments, sizeof(*s->exact),
-			      cmp_u64);
+			sort_u64(s->exact, s->segments);
 			s->sorted = 1;
 		}
 		return s->exact[rank - 1];
