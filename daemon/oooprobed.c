@@ -428,14 +428,21 @@ static int ev_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-static void read_events(void)
+/*
+ * Messages read before going back to the main loop: under a stream faster
+ * than we read, the timers (summary, textfile) and signals still run.
+ */
+#define READ_BUDGET 4096
+
+/* Returns 1 when it stopped at READ_BUDGET (more may be waiting). */
+static int read_events(void)
 {
 	static char buf[1 << 16];
 	struct sockaddr_nl from;
 	socklen_t fromlen;
-	int n, overrun = 0;
+	int n, overrun = 0, budget = READ_BUDGET;
 
-	for (;;) {
+	while (budget-- > 0) {
 		fromlen = sizeof(from);
 		n = recvfrom(mnl_socket_get_fd(g.ev), buf, sizeof(buf),
 			     MSG_DONTWAIT, (struct sockaddr *)&from, &fromlen);
@@ -467,6 +474,7 @@ static void read_events(void)
 		g.resolves++;
 		attach(0, "after a socket overrun");
 	}
+	return budget < 0;
 }
 
 /* ---- main --------------------------------------------------------------- */
@@ -630,7 +638,11 @@ bad:
 			fprintf(stderr, "oooprobed: SIGHUP: output files reopened\n");
 		}
 	}
-	read_events();
+	/* what the socket holds (an 8 MiB buffer: a few batches), bounded
+	 * in case the stream outruns us
+	 */
+	for (c = 0; c < 64 && read_events(); c++)
+		;
 	/* nothing more will come: what is still missing is lost */
 	seqwin_flush(&g.win);
 	print_summary(stdout, "final summary", now_s() - t0);
