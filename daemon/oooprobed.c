@@ -463,7 +463,7 @@ static int read_events(void)
 					strerror(errno));
 			break;
 		}
-		/* any local process can send to our port: kernel only */
+		/* a process with CAP_NET_ADMIN can send to our port too */
 		if (fromlen != sizeof(from) || from.nl_pid != 0) {
 			g.foreign++;
 			continue;
