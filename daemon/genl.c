@@ -56,9 +56,11 @@ static void group_attr(const struct nlattr *attr, struct resolve *r)
 	uint32_t id = 0;
 
 	mnl_attr_for_each_nested(a, attr) {
-		if (mnl_attr_get_type(a) == CTRL_ATTR_MCAST_GRP_NAME)
+		if (mnl_attr_get_type(a) == CTRL_ATTR_MCAST_GRP_NAME &&
+		    mnl_attr_validate(a, MNL_TYPE_NUL_STRING) >= 0)
 			name = mnl_attr_get_str(a);
-		else if (mnl_attr_get_type(a) == CTRL_ATTR_MCAST_GRP_ID)
+		else if (mnl_attr_get_type(a) == CTRL_ATTR_MCAST_GRP_ID &&
+			 mnl_attr_validate(a, MNL_TYPE_U32) >= 0)
 			id = mnl_attr_get_u32(a);
 	}
 	if (name && !strcmp(name, r->want_group))
@@ -73,7 +75,8 @@ static int family_cb(const struct nlmsghdr *nlh, void *data)
 	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
 		switch (mnl_attr_get_type(a)) {
 		case CTRL_ATTR_FAMILY_ID:
-			r->id = mnl_attr_get_u16(a);
+			if (mnl_attr_validate(a, MNL_TYPE_U16) >= 0)
+				r->id = mnl_attr_get_u16(a);
 			break;
 		case CTRL_ATTR_MCAST_GROUPS:
 			mnl_attr_for_each_nested(grp, a)

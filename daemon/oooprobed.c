@@ -9,12 +9,25 @@
  *
  * Needs CAP_NET_ADMIN (the event group is restricted). Lost events are
  * counted from socket overruns (ENOBUFS) and from gaps in the events'
- * sequence numbers. Survives the module being unloaded and loaded again.
+ * sequence numbers, tolerating the reordering of events built on different
+ * CPUs (struct seqwin). Memory stays the same however long it runs: the
+ * hold-time quantiles come from a fixed-size histogram (struct stats).
+ *
+ * Survives the module being unloaded and loaded again: nlctrl's
+ * notifications say when the family goes and comes back. Those travel on
+ * the same socket as the events, so an overrun can drop them; after every
+ * overrun the family is resolved again and the group joined again, and a
+ * module whose event numbering restarted is noticed through GET_STATS.
+ * Only messages from the kernel are read; a malformed event is counted and
+ * skipped.
+ *
  * SIGTERM/SIGINT: final summary, flush, exit 0. SIGHUP: reopen files.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <libgen.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -25,11 +38,13 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <libmnl/libmnl.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 
+#include "event.h"
 #include "genl.h"
 #include "stats.h"
 #include "tcp_oooprobe.h"
@@ -53,8 +68,11 @@ static struct {
 	uint16_t family;		/* 0: not loaded */
 	uint32_t group;
 	unsigned int seq;
-	uint64_t next_event_seq;	/* 0: unknown */
-	uint64_t lost_gap, overruns, reloads;
+	struct seqwin win;		/* event numbers seen */
+	uint64_t received;		/* events of the family read */
+	uint64_t malformed;		/* ... skipped: bad attributes */
+	uint64_t foreign;		/* messages not from the kernel */
+	uint64_t overruns, reloads, resolves;
 	FILE *json;
 	struct stats st;
 } g;
@@ -83,8 +101,13 @@ static int join(struct mnl_socket *nl, uint32_t group)
 				     sizeof(group));
 }
 
-/* Resolve tcp_oooprobe and join its event group. */
-static int attach(int first)
+static uint64_t kernel_event_seq(void);
+
+/*
+ * Resolve tcp_oooprobe and join its event group. FIRST: at start; WHY: what
+ * made us look again, for the message.
+ */
+static int attach(int first, const char *why)
 {
 	uint16_t id;
 	uint32_t group;
@@ -92,6 +115,12 @@ static int attach(int first)
 
 	err = genl_resolve(g.req, &g.seq, TCP_OOOPROBE_GENL_NAME,
 			   TCP_OOOPROBE_MCGRP_EVENTS, &id, &group);
+	if (err == -ENOENT && !first && g.family) {
+		fprintf(stderr, "oooprobed: %s is gone (%s); waiting for it to come back\n",
+			TCP_OOOPROBE_GENL_NAME, why);
+		g.family = 0;
+		seqwin_flush(&g.win);
+	}
 	if (err)
 		return err;
 	if (!group) {
@@ -109,12 +138,30 @@ static int attach(int first)
 				TCP_OOOPROBE_MCGRP_EVENTS, strerror(-err));
 		return err;
 	}
+	if (!first && id == g.family && group == g.group) {
+		/*
+		 * The same family (joining again is harmless). Were it loaded
+		 * again under the same id, its numbering started over: below
+		 * what we saw.
+		 */
+		if (g.win.started && kernel_event_seq() < g.win.hi) {
+			fprintf(stderr, "oooprobed: %s was loaded again (%s); numbering restarted\n",
+				TCP_OOOPROBE_GENL_NAME, why);
+			g.reloads++;
+			seqwin_flush(&g.win);
+		}
+		return 0;
+	}
+	if (!first) {
+		/* a new module: what was missing of the old one is lost */
+		seqwin_flush(&g.win);
+		g.reloads++;
+	}
 	g.family = id;
 	g.group = group;
-	g.next_event_seq = 0;
 	if (!first)
-		fprintf(stderr, "oooprobed: %s is back (family %u); resubscribed\n",
-			TCP_OOOPROBE_GENL_NAME, id);
+		fprintf(stderr, "oooprobed: %s is back (family %u, %s); resubscribed\n",
+			TCP_OOOPROBE_GENL_NAME, id, why);
 	return 0;
 }
 
@@ -154,6 +201,16 @@ static int get_kstats(struct kstats *k)
 			    TCP_OOOPROBE_GENL_VERSION, 0, NULL, kstats_cb, k);
 }
 
+/* The module's last event number; UINT64_MAX when it cannot be read. */
+static uint64_t kernel_event_seq(void)
+{
+	struct kstats k;
+
+	if (get_kstats(&k) || !k.ok)
+		return UINT64_MAX;
+	return k.v[TCP_OOOPROBE_A_EVENT_SEQ];
+}
+
 /* ---- outputs ------------------------------------------------------------ */
 
 static int open_json(void)
@@ -182,7 +239,11 @@ static void print_summary(FILE *f, const char *what, double elapsed)
 	fprintf(f, "== oooprobed %s after %.0f s\n", what, elapsed);
 	stats_print(&g.st, f);
 	fprintf(f, "events lost: %" PRIu64 " (sequence gaps), socket overruns (ENOBUFS): %" PRIu64 "\n",
-		g.lost_gap, g.overruns);
+		g.win.lost, g.overruns);
+	fprintf(f, "events received: %" PRIu64 "; out of order %" PRIu64 ", missing within the reordering window %" PRIu64 ", late %" PRIu64 ", duplicate %" PRIu64 ", malformed %" PRIu64 ", not from the kernel %" PRIu64 "; family re-resolved %" PRIu64 " times, module reloads %" PRIu64 "\n",
+		g.received, g.win.reordered, seqwin_pending(&g.win),
+		g.win.late, g.win.dups, g.malformed, g.foreign, g.resolves,
+		g.reloads);
 	if (!get_kstats(&k) && k.ok)
 		fprintf(f, "kernel: events sent %" PRIu64 ", dropped %" PRIu64 ", flows tracked %" PRIu64 ", flow overflows %" PRIu64 ", range overflows %" PRIu64 ", ranges recorded %" PRIu64 " released %" PRIu64 ", probe hits missed %" PRIu64 "\n",
 			k.v[TCP_OOOPROBE_A_STAT_EVENTS_SENT],
@@ -198,7 +259,42 @@ static void print_summary(FILE *f, const char *what, double elapsed)
 	fflush(f);
 }
 
-/* Write FILE.tmp, then rename over FILE: node_exporter never sees half. */
+/*
+ * Write a new file next to FILE, then rename it over FILE: node_exporter
+ * never sees half of it. The new file gets an unpredictable name, created
+ * with O_EXCL (mkostemp), so nothing planted in the directory, a symlink
+ * least of all, is followed; rename replaces a symlink at FILE itself
+ * instead of writing through it. The name starts with a dot and does not
+ * end in .prom, so the textfile collector never reads it.
+ */
+static FILE *prom_tmp(char *tmp, size_t n)
+{
+	char dir[4096], base[4096];
+	FILE *f;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s", opt.prom_path);
+	snprintf(base, sizeof(base), "%s", opt.prom_path);
+	if ((size_t)snprintf(tmp, n, "%s/.%s.XXXXXX", dirname(dir),
+			     basename(base)) >= n) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	/* what fopen(w) gave under the usual umask: node_exporter reads it */
+	if (fchmod(fd, 0644) || !(f = fdopen(fd, "w"))) {
+		int err = errno;
+
+		close(fd);
+		unlink(tmp);
+		errno = err;
+		return NULL;
+	}
+	return f;
+}
+
 static void write_prom(void)
 {
 	char tmp[4096];
@@ -207,15 +303,21 @@ static void write_prom(void)
 
 	if (!opt.prom_path)
 		return;
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", opt.prom_path, (int)getpid());
-	f = fopen(tmp, "w");
+	f = prom_tmp(tmp, sizeof(tmp));
 	if (!f) {
-		fprintf(stderr, "oooprobed: %s: %s\n", tmp, strerror(errno));
+		fprintf(stderr, "oooprobed: temporary file for %s: %s\n",
+			opt.prom_path, strerror(errno));
 		return;
 	}
 	stats_print_prom(&g.st, f);
-	fprintf(f, "# HELP oooprobe_events_lost_total Events the daemon missed (sequence gaps).\n# TYPE oooprobe_events_lost_total counter\noooprobe_events_lost_total %" PRIu64 "\n",
-		g.lost_gap);
+	fprintf(f, "# HELP oooprobe_events_lost_total Events the daemon missed (sequence gaps that left the reordering window).\n# TYPE oooprobe_events_lost_total counter\noooprobe_events_lost_total %" PRIu64 "\n",
+		g.win.lost);
+	fprintf(f, "# HELP oooprobe_events_received_total Events the daemon read.\n# TYPE oooprobe_events_received_total counter\noooprobe_events_received_total %" PRIu64 "\n",
+		g.received);
+	fprintf(f, "# HELP oooprobe_events_reordered_total Events that arrived after a later-numbered one.\n# TYPE oooprobe_events_reordered_total counter\noooprobe_events_reordered_total %" PRIu64 "\n",
+		g.win.reordered);
+	fprintf(f, "# HELP oooprobe_events_malformed_total Events skipped: bad attributes.\n# TYPE oooprobe_events_malformed_total counter\noooprobe_events_malformed_total %" PRIu64 "\n",
+		g.malformed);
 	fprintf(f, "# HELP oooprobe_socket_overruns_total ENOBUFS seen on the event socket.\n# TYPE oooprobe_socket_overruns_total counter\noooprobe_socket_overruns_total %" PRIu64 "\n",
 		g.overruns);
 	fprintf(f, "# HELP oooprobe_module_loaded 1 when the tcp_oooprobe family is present.\n# TYPE oooprobe_module_loaded gauge\noooprobe_module_loaded %d\n",
@@ -232,7 +334,7 @@ static void write_prom(void)
 			k.v[TCP_OOOPROBE_A_STAT_KPROBE_MISSED_NESTED],
 			k.v[TCP_OOOPROBE_A_STAT_KPROBE_MISSED_NOINST]);
 	}
-	if (fclose(f) || rename(tmp, opt.prom_path)) {
+	if (fflush(f) || ferror(f) || fclose(f) || rename(tmp, opt.prom_path)) {
 		fprintf(stderr, "oooprobed: writing %s: %s\n", opt.prom_path,
 			strerror(errno));
 		unlink(tmp);
@@ -240,40 +342,6 @@ static void write_prom(void)
 }
 
 /* ---- events ------------------------------------------------------------- */
-
-struct event {
-	uint64_t v[TCP_OOOPROBE_A_MAX + 1];
-	int has[TCP_OOOPROBE_A_MAX + 1];
-	char laddr[INET6_ADDRSTRLEN], raddr[INET6_ADDRSTRLEN];
-};
-
-static int event_attr_cb(const struct nlattr *a, void *data)
-{
-	struct event *e = data;
-	int t = mnl_attr_get_type(a), len = mnl_attr_get_payload_len(a);
-
-	if (t <= 0 || t > TCP_OOOPROBE_A_MAX)
-		return MNL_CB_OK;	/* newer module: ignore */
-	e->has[t] = 1;
-	switch (t) {
-	case TCP_OOOPROBE_A_LOCAL_ADDR:
-	case TCP_OOOPROBE_A_REMOTE_ADDR:
-		inet_ntop(len == 16 ? AF_INET6 : AF_INET, mnl_attr_get_payload(a),
-			  t == TCP_OOOPROBE_A_LOCAL_ADDR ? e->laddr : e->raddr,
-			  INET6_ADDRSTRLEN);
-		break;
-	default:
-		if (len == 8)
-			e->v[t] = mnl_attr_get_u64(a);
-		else if (len == 4)
-			e->v[t] = mnl_attr_get_u32(a);
-		else if (len == 2)
-			e->v[t] = mnl_attr_get_u16(a);
-		else if (len == 1)
-			e->v[t] = mnl_attr_get_u8(a);
-	}
-	return MNL_CB_OK;
-}
 
 static void json_tuple(const struct event *e)
 {
@@ -285,30 +353,21 @@ static void json_tuple(const struct event *e)
 		(unsigned int)e->v[TCP_OOOPROBE_A_REMOTE_PORT]);
 }
 
-static void track_seq(const struct event *e)
-{
-	uint64_t s = e->v[TCP_OOOPROBE_A_EVENT_SEQ];
-
-	if (!e->has[TCP_OOOPROBE_A_EVENT_SEQ])
-		return;
-	if (g.next_event_seq && s > g.next_event_seq)
-		g.lost_gap += s - g.next_event_seq;
-	if (!g.next_event_seq || s >= g.next_event_seq)
-		g.next_event_seq = s + 1;
-}
-
 static int ev_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct genlmsghdr *gh = mnl_nlmsg_get_payload(nlh);
 	struct event e;
 
 	(void)data;
+	if (nlh->nlmsg_len < MNL_NLMSG_HDRLEN + sizeof(*gh))
+		return MNL_CB_OK;
 	if (nlh->nlmsg_type == GENL_ID_CTRL) {
 		struct nlattr *a;
 		const char *name = NULL;
 
 		mnl_attr_for_each(a, nlh, sizeof(*gh))
-			if (mnl_attr_get_type(a) == CTRL_ATTR_FAMILY_NAME)
+			if (mnl_attr_get_type(a) == CTRL_ATTR_FAMILY_NAME &&
+			    mnl_attr_validate(a, MNL_TYPE_NUL_STRING) >= 0)
 				name = mnl_attr_get_str(a);
 		if (!name || strcmp(name, TCP_OOOPROBE_GENL_NAME))
 			return MNL_CB_OK;
@@ -316,24 +375,35 @@ static int ev_cb(const struct nlmsghdr *nlh, void *data)
 			fprintf(stderr, "oooprobed: %s was unloaded; waiting for it to come back\n",
 				TCP_OOOPROBE_GENL_NAME);
 			g.family = 0;
-		} else if (gh->cmd == CTRL_CMD_NEWFAMILY && !g.family) {
-			g.reloads++;
-			attach(0);
+			seqwin_flush(&g.win);
+		} else if (gh->cmd == CTRL_CMD_NEWFAMILY) {
+			/* also when the DELFAMILY before it was missed */
+			attach(0, "nlctrl announced it");
 		}
 		return MNL_CB_OK;
 	}
 	if (!g.family || nlh->nlmsg_type != g.family)
 		return MNL_CB_OK;
-	memset(&e, 0, sizeof(e));
-	mnl_attr_parse(nlh, sizeof(*gh), event_attr_cb, &e);
-	track_seq(&e);
+	if (gh->cmd != TCP_OOOPROBE_CMD_SEGMENT &&
+	    gh->cmd != TCP_OOOPROBE_CMD_FLOW)
+		return MNL_CB_OK;
+	g.received++;
+	if (event_parse(nlh, &e)) {
+		/* its number, if it has one, still arrived */
+		if (e.has[TCP_OOOPROBE_A_EVENT_SEQ])
+			seqwin_add(&g.win, e.v[TCP_OOOPROBE_A_EVENT_SEQ]);
+		if (!g.malformed++)
+			fprintf(stderr, "oooprobed: malformed event skipped (counted in the summary)\n");
+		return MNL_CB_OK;
+	}
+	if (e.has[TCP_OOOPROBE_A_EVENT_SEQ])
+		seqwin_add(&g.win, e.v[TCP_OOOPROBE_A_EVENT_SEQ]);
 	if (gh->cmd == TCP_OOOPROBE_CMD_SEGMENT) {
 		uint64_t tin = e.v[TCP_OOOPROBE_A_TIME_IN];
 		uint64_t tout = e.v[TCP_OOOPROBE_A_TIME_OUT];
 		uint64_t hold = tout > tin ? tout - tin : 0;
 
-		if (stats_add_hold(&g.st, hold))
-			fprintf(stderr, "oooprobed: out of memory for hold times\n");
+		stats_add_hold(&g.st, hold);
 		if (g.json) {
 			fputs("{\"type\":\"segment\",", g.json);
 			json_tuple(&e);
@@ -358,28 +428,53 @@ static int ev_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-static void read_events(void)
+/*
+ * Messages read before going back to the main loop: under a stream faster
+ * than we read, the timers (summary, textfile) and signals still run.
+ */
+#define READ_BUDGET 4096
+
+/* Returns 1 when it stopped at READ_BUDGET (more may be waiting). */
+static int read_events(void)
 {
 	static char buf[1 << 16];
-	int n;
+	struct sockaddr_nl from;
+	socklen_t fromlen;
+	int n, overrun = 0, budget = READ_BUDGET;
 
-	for (;;) {
-		n = recv(mnl_socket_get_fd(g.ev), buf, sizeof(buf), MSG_DONTWAIT);
+	while (budget-- > 0) {
+		fromlen = sizeof(from);
+		n = recvfrom(mnl_socket_get_fd(g.ev), buf, sizeof(buf),
+			     MSG_DONTWAIT, (struct sockaddr *)&from, &fromlen);
 		if (n < 0) {
 			if (errno == ENOBUFS) {
-				/* the kernel dropped events for us; the gap in
-				 * event numbers tells how many
+				/* the kernel dropped messages for us: events
+				 * (the gap in event numbers tells how many),
+				 * maybe nlctrl's word that the family changed
 				 */
 				g.overruns++;
+				overrun = 1;
 				continue;
 			}
-			if (errno == EAGAIN || errno == EINTR)
-				return;
-			fprintf(stderr, "oooprobed: recv: %s\n", strerror(errno));
-			return;
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				fprintf(stderr, "oooprobed: recv: %s\n",
+					strerror(errno));
+			break;
+		}
+		/* a process with CAP_NET_ADMIN can send to our port too */
+		if (fromlen != sizeof(from) || from.nl_pid != 0) {
+			g.foreign++;
+			continue;
 		}
 		mnl_cb_run(buf, n, 0, 0, ev_cb, NULL);
 	}
+	if (overrun) {
+		g.resolves++;
+		attach(0, "after a socket overrun");
+	}
+	return budget < 0;
 }
 
 /* ---- main --------------------------------------------------------------- */
@@ -474,6 +569,7 @@ bad:
 		opt.duration = 10;
 
 	stats_init(&g.st);
+	seqwin_init(&g.win);
 	g.ev = mnl_socket_open(NETLINK_GENERIC);
 	g.req = mnl_socket_open(NETLINK_GENERIC);
 	if (!g.ev || !g.req || mnl_socket_bind(g.ev, 0, MNL_SOCKET_AUTOPID) ||
@@ -490,7 +586,7 @@ bad:
 	if (!genl_resolve(g.req, &g.seq, "nlctrl", "notify", &ctrl_id,
 			  &ctrl_group) && ctrl_group)
 		join(g.ev, ctrl_group);
-	err = attach(1);
+	err = attach(1, "start");
 	if (err == -ENOENT) {
 		fprintf(stderr, "oooprobed: generic netlink family %s not found: load the module (modprobe tcp_oooprobe, or insmod kmod/tcp_oooprobe.ko)\n",
 			TCP_OOOPROBE_GENL_NAME);
@@ -542,7 +638,13 @@ bad:
 			fprintf(stderr, "oooprobed: SIGHUP: output files reopened\n");
 		}
 	}
-	read_events();
+	/* what the socket holds (an 8 MiB buffer: a few batches), bounded
+	 * in case the stream outruns us
+	 */
+	for (c = 0; c < 64 && read_events(); c++)
+		;
+	/* nothing more will come: what is still missing is lost */
+	seqwin_flush(&g.win);
 	print_summary(stdout, "final summary", now_s() - t0);
 	write_prom();
 	if (g.json && g.json != stdout)

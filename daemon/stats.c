@@ -27,7 +27,6 @@ void stats_init(struct stats *s)
 
 void stats_free(struct stats *s)
 {
-	free(s->holds);
 	stats_init(s);
 }
 
@@ -58,49 +57,206 @@ int stats_bucket(uint64_t hold_ns)
 	return lo;
 }
 
-int stats_add_hold(struct stats *s, uint64_t hold_ns)
+unsigned int stats_sketch_index(uint64_t v)
 {
+	unsigned int e;
+
+	if (v < STATS_SUB)
+		return (unsigned int)v;
+	e = 63 - (unsigned int)__builtin_clzll(v);	/* >= STATS_SUB_BITS */
+	return (e - STATS_SUB_BITS + 1) * STATS_SUB +
+	       (unsigned int)((v >> (e - STATS_SUB_BITS)) & (STATS_SUB - 1));
+}
+
+void stats_sketch_bounds(unsigned int i, uint64_t *lo, uint64_t *hi)
+{
+	unsigned int shift;
+
+	if (i < STATS_SUB) {
+		*lo = *hi = i;
+		return;
+	}
+	shift = i / STATS_SUB - 1;
+	*lo = (uint64_t)(STATS_SUB + i % STATS_SUB) << shift;
+	*hi = *lo + ((1ULL << shift) - 1);
+}
+
+void stats_add_hold(struct stats *s, uint64_t hold_ns)
+{
+	if (!s->segments || hold_ns < s->hold_min_ns)
+		s->hold_min_ns = hold_ns;
+	if (!s->segments || hold_ns > s->hold_max_ns)
+		s->hold_max_ns = hold_ns;
+	if (s->segments < STATS_EXACT) {
+		s->exact[s->segments] = hold_ns;
+		s->sorted = 0;
+	}
 	s->segments++;
 	s->hold_sum_ns += hold_ns;
 	s->hist[stats_bucket(hold_ns)]++;
-	if (s->nholds == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 1024;
-		uint64_t *h = realloc(s->holds, cap * sizeof(*h));
-
-		if (!h)
-			return -1;
-		s->holds = h;
-		s->cap = cap;
-	}
-	s->holds[s->nholds++] = hold_ns;
-	s->sorted = 0;
-	return 0;
+	s->sketch[stats_sketch_index(hold_ns)]++;
 }
 
-static int cmp_u64(const void *a, const void *b)
+/*
+ * In-place heapsort: no allocation (glibc's qsort mallocs a buffer the size
+ * of the array, which would stay in the heap and grow the daemon's RSS).
+ */
+static void sift_down(uint64_t *a, size_t root, size_t n)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	for (;;) {
+		size_t child = 2 * root + 1;
+		uint64_t t;
 
-	return x < y ? -1 : x > y;
+		if (child >= n)
+			return;
+		if (child + 1 < n && a[child + 1] > a[child])
+			child++;
+		if (a[root] >= a[child])
+			return;
+		t = a[root];
+		a[root] = a[child];
+		a[child] = t;
+		root = child;
+	}
+}
+
+static void sort_u64(uint64_t *a, size_t n)
+{
+	size_t i;
+	uint64_t t;
+
+	for (i = n / 2; i-- > 0;)
+		sift_down(a, i, n);
+	for (i = n; i-- > 1;) {
+		t = a[0];
+		a[0] = a[i];
+		a[i] = t;
+		sift_down(a, 0, i);
+	}
 }
 
 uint64_t stats_percentile(struct stats *s, double p)
 {
-	size_t rank;
+	uint64_t rank, cum = 0, lo, hi, v;
+	unsigned int i;
 
-	if (!s->nholds || !(p > 0) || p > 100)
+	if (!s->segments || !(p > 0) || p > 100)
 		return 0;
-	if (!s->sorted) {
-		qsort(s->holds, s->nholds, sizeof(*s->holds), cmp_u64);
-		s->sorted = 1;
-	}
 	/* nearest rank: the smallest value with at least p% at or below */
-	rank = (size_t)ceil(p / 100.0 * (double)s->nholds - 1e-9);
+	rank = (uint64_t)ceil(p / 100.0 * (double)s->segments - 1e-9);
 	if (rank < 1)
 		rank = 1;
-	if (rank > s->nholds)
-		rank = s->nholds;
-	return s->holds[rank - 1];
+	if (rank >= s->segments)
+		return s->hold_max_ns;
+	if (s->segments <= STATS_EXACT) {
+		if (!s->sorted) {
+			sort_u64(s->exact, s->segments);
+			s->sorted = 1;
+		}
+		return s->exact[rank - 1];
+	}
+	for (i = 0; i < STATS_NSKETCH; i++) {
+		cum += s->sketch[i];
+		if (cum >= rank)
+			break;
+	}
+	stats_sketch_bounds(i, &lo, &hi);
+	v = lo + (hi - lo) / 2;
+	if (v < s->hold_min_ns)
+		v = s->hold_min_ns;
+	if (v > s->hold_max_ns)
+		v = s->hold_max_ns;
+	return v;
+}
+
+void seqwin_init(struct seqwin *w)
+{
+	memset(w, 0, sizeof(*w));
+}
+
+static int seqwin_test(const struct seqwin *w, uint64_t n)
+{
+	return (w->seen[(n % SEQWIN) / 64] >> (n % 64)) & 1;
+}
+
+static void seqwin_set(struct seqwin *w, uint64_t n, int on)
+{
+	uint64_t bit = 1ULL << (n % 64);
+
+	if (on)
+		w->seen[(n % SEQWIN) / 64] |= bit;
+	else
+		w->seen[(n % SEQWIN) / 64] &= ~bit;
+}
+
+uint64_t seqwin_pending(const struct seqwin *w)
+{
+	uint64_t seen = 0;
+	unsigned int i;
+
+	if (!w->started)
+		return 0;
+	for (i = 0; i < SEQWIN / 64; i++)
+		seen += (uint64_t)__builtin_popcountll(w->seen[i]);
+	return SEQWIN - seen;
+}
+
+void seqwin_add(struct seqwin *w, uint64_t n)
+{
+	int64_t d;
+	uint64_t k;
+
+	if (!w->started) {
+		/* everything before the first number is not ours */
+		memset(w->seen, 0xff, sizeof(w->seen));
+		w->hi = w->base = n;
+		w->started = 1;
+		return;
+	}
+	d = (int64_t)(n - w->hi);
+	if (d > 0) {
+		if ((uint64_t)d >= SEQWIN) {
+			/* the whole window falls out, and the numbers
+			 * between it and the new one's window
+			 */
+			w->lost += seqwin_pending(w) + ((uint64_t)d - SEQWIN);
+			memset(w->seen, 0, sizeof(w->seen));
+		} else {
+			/* slot hi + k holds hi + k - SEQWIN, leaving now */
+			for (k = 1; k <= (uint64_t)d; k++) {
+				if (!seqwin_test(w, w->hi + k))
+					w->lost++;
+				seqwin_set(w, w->hi + k, 0);
+			}
+		}
+		w->hi = n;
+		seqwin_set(w, n, 1);
+		return;
+	}
+	if (d <= -(int64_t)SEQWIN) {
+		/* counted lost when it left the window: credit it back */
+		if (w->lost)
+			w->lost--;
+		w->late++;
+		return;
+	}
+	if (w->hi - w->base < SEQWIN && (int64_t)(n - w->base) < 0) {
+		/* before the first one seen, overtaken by it: on time */
+		w->reordered++;
+		return;
+	}
+	if (seqwin_test(w, n)) {
+		w->dups++;
+		return;
+	}
+	seqwin_set(w, n, 1);
+	w->reordered++;
+}
+
+void seqwin_flush(struct seqwin *w)
+{
+	w->lost += seqwin_pending(w);
+	w->started = 0;
 }
 
 void stats_summarize(struct stats *s, struct stats_summary *o)
@@ -126,7 +282,8 @@ void stats_summarize(struct stats *s, struct stats_summary *o)
 		o->mean_pkts_clean_flow =
 			(double)(s->data_pkts - s->data_pkts_reordered) /
 			(double)clean_flows;
-	o->have_holds = s->nholds > 0;
+	o->have_holds = s->segments > 0;
+	o->holds_exact = s->segments <= STATS_EXACT;
 	o->hold_median_ns = stats_percentile(s, 50);
 	o->hold_p80_ns = stats_percentile(s, 80);
 	o->hold_p90_ns = stats_percentile(s, 90);
@@ -170,6 +327,9 @@ void stats_print(struct stats *s, FILE *f)
 		(unsigned long long)o.segments, o.hold_median_ns / 1e6,
 		o.hold_p80_ns / 1e6, o.hold_p90_ns / 1e6, o.hold_p97_ns / 1e6,
 		o.hold_max_ns / 1e6);
+	if (!o.holds_exact)
+		fprintf(f, "  (quantiles from the log-linear histogram past %u samples: within 1/256 of the exact value; max exact)\n",
+			STATS_EXACT);
 	for (i = 0; i <= STATS_NBUCKETS; i++)
 		if (s->hist[i] > maxc)
 			maxc = s->hist[i];
@@ -225,7 +385,8 @@ void stats_print_prom(struct stats *s, FILE *f)
 	fprintf(f, "oooprobe_hold_seconds_sum %.9f\n", s->hold_sum_ns / 1e9);
 	fprintf(f, "oooprobe_hold_seconds_count %llu\n",
 		(unsigned long long)s->segments);
-	fprintf(f, "# HELP oooprobe_hold_quantile_seconds Hold time quantiles since start (nearest rank).\n");
+	fprintf(f, "# HELP oooprobe_hold_quantile_seconds Hold time quantiles since start (nearest rank; exact up to %u samples, then within 1/256).\n",
+		STATS_EXACT);
 	fprintf(f, "# TYPE oooprobe_hold_quantile_seconds gauge\n");
 	if (o.have_holds) {
 		fprintf(f, "oooprobe_hold_quantile_seconds{quantile=\"0.5\"} %.9f\n", o.hold_median_ns / 1e9);
