@@ -467,7 +467,9 @@ def echo_load(host4, host6, port, cc, nconn, seconds):
     """nconn connections (half IPv6), each sending bursts of random data
     with idle pauses for `seconds`, reading the echo back.  Prints one JSON
     object {local_port: [bytes_sent, sha256_sent, bytes_echoed,
-    sha256_echoed]}."""
+    sha256_echoed, stall_s, drain_s]}: stall_s is the longest time the
+    connection had echo outstanding (sent > echoed) and received nothing,
+    drain_s the time from its shutdown to the server's FIN."""
     sel = selectors.DefaultSelector()
     rnd = random.Random(7)
     pool = rnd.randbytes(1 << 20)
@@ -482,6 +484,7 @@ def echo_load(host4, host6, port, cc, nconn, seconds):
         c = {"s": s, "port": _key(s.getsockname()), "sent": 0, "got": 0,
              "hs": hashlib.sha256(), "hr": hashlib.sha256(),
              "left": 0, "next": 0.0, "closed": False, "eof": False,
+             "last": 0.0, "stall": 0.0, "shut": 0.0, "drain": 0.0,
              "mask": selectors.EVENT_READ | selectors.EVENT_WRITE}
         conns.append(c)
         sel.register(s, c["mask"], c)
@@ -493,6 +496,7 @@ def echo_load(host4, host6, port, cc, nconn, seconds):
                 if not c["closed"]:
                     c["s"].shutdown(socket.SHUT_WR)
                     c["closed"] = True
+                    c["shut"] = now
                     if not c["eof"]:
                         sel.modify(c["s"], selectors.EVENT_READ, c)
         if all(c["eof"] for c in conns):
@@ -507,11 +511,15 @@ def echo_load(host4, host6, port, cc, nconn, seconds):
                 d = _recv_ready(s)
                 if d == b"":
                     c["eof"] = True
+                    c["drain"] = now - c["shut"]
                     sel.unregister(s)
                     continue
                 if d:
+                    if c["got"] < c["sent"]:    # echo was outstanding
+                        c["stall"] = max(c["stall"], now - c["last"])
                     c["got"] += len(d)
                     c["hr"].update(d)
+                    c["last"] = now
             if c["closed"] or not ev & selectors.EVENT_WRITE:
                 continue
             if c["left"] == 0:
@@ -525,6 +533,8 @@ def echo_load(host4, host6, port, cc, nconn, seconds):
             except (BlockingIOError, InterruptedError):
                 continue
             c["hs"].update(chunk[:k])
+            if c["got"] == c["sent"]:   # echo outstanding from now on
+                c["last"] = now
             c["sent"] += k
             c["left"] -= k
             if c["left"] == 0 and rnd.random() < 0.4:
@@ -543,7 +553,8 @@ def echo_load(host4, host6, port, cc, nconn, seconds):
     out = {}
     for c in conns:
         out[str(c["port"])] = [c["sent"], c["hs"].hexdigest(),
-                               c["got"], c["hr"].hexdigest()]
+                               c["got"], c["hr"].hexdigest(),
+                               round(c["stall"], 3), round(c["drain"], 3)]
         c["s"].close()
     return out
 
