@@ -29,7 +29,7 @@ from conftest import insmod, rmmod
 from cocktail_lab.genl import Genl
 from cocktail_lab.proc import in_netns
 from cocktail_lab.topo import Pair
-from oooprobe_lib import RawPeer, slab, slab_range_bytes
+from oooprobe_lib import REPO, RawPeer, slab, slab_range_bytes
 
 MOD = "tcp_oooprobe"
 PORT = 7100
@@ -103,6 +103,16 @@ def victim():
             ls.close()
 
 
+def record(line):
+    """A figure for the documentation: printed, and appended to
+    build/vm/oooprobe_hostile.txt."""
+    print(line)
+    out = REPO / "build" / "vm" / "oooprobe_hostile.txt"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "a") as f:
+        f.write(line + "\n")
+
+
 def conns(lo, hi):
     return [(0, port) for port in range(lo, hi)]
 
@@ -125,7 +135,9 @@ def attack(peer, ports, segs):
 
 
 def teardown_check(g, p):
-    """Connections gone: no flow, no array left."""
+    """Connections gone (the listener closed, which resets its unaccepted
+    children, and the namespaces deleted): no flow, no array left."""
+    p.ls.close()
     p.down()
     end = time.time() + 60
     while time.time() < end:
@@ -166,7 +178,7 @@ def test_only_queued_ranges(victim):
     assert 0 < held(st) <= sum(r) // MIN_TRUESIZE, (held(st), r, st)
     assert st["STAT_RANGE_BUDGET_REFUSED"] == 0, st
     check_slab(g)
-    print("8 flows, 8000 one-byte segments: %d ranges held in %d bytes of "
+    record("8 flows, 8000 one-byte segments: %d ranges held in %d bytes of "
           "receive buffers; kernel dropped or pruned %d times; %d not queued,"
           " %d discarded" % (held(st), sum(r), dropped,
                              st["STAT_SEGS_NOT_QUEUED"],
@@ -214,7 +226,7 @@ def test_budget(victim):
     assert st["STAT_RANGE_OVERFLOWS"] >= st["STAT_RANGE_BUDGET_REFUSED"], st
     st, s = check_slab(g)
     assert st["STAT_FLOWS_TRACKED"] == 40, st
-    print("budget %d: %d bytes of ranges in %d flows, %d growths refused; "
+    record("budget %d: %d bytes of ranges in %d flows, %d growths refused; "
           "flow object %d bytes; caches %s" %
           (budget, st["STAT_RANGE_BYTES"], st["STAT_FLOWS_TRACKED"],
            st["STAT_RANGE_BUDGET_REFUSED"], s["oooprobe_flow"][1], s))
