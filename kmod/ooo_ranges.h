@@ -148,6 +148,41 @@ static inline u32 ooo_ranges_below(const struct ooo_ranges *rs, u32 rcv_nxt)
 	return n;
 }
 
+/*
+ * How many ranges, from the first, no longer stand for data the kernel
+ * holds out of order: with @ofo_empty (the out-of-order queue holds
+ * nothing) every one of them, whatever its sequence numbers say (a range
+ * left from before a long run of in-order data may compare as "after"
+ * @rcv_nxt once 2^31 bytes went by); otherwise those at or below @rcv_nxt.
+ */
+static inline u32 ooo_ranges_stale(const struct ooo_ranges *rs, u32 rcv_nxt,
+				   bool ofo_empty)
+{
+	return ofo_empty ? rs->nr : ooo_ranges_below(rs, rcv_nxt);
+}
+
+/*
+ * The most ranges a flow may hold: what its receive buffer could hold as
+ * separate skbs.  Every range was data the out-of-order queue held, every
+ * skb there is charged at least @min_truesize to the socket's receive
+ * memory, and the kernel keeps that under about @rcvbuf (it prunes the
+ * queue beyond it); the result is at least 1 and at most @max.
+ */
+static inline u32 ooo_ranges_limit(u32 rcvbuf, u32 min_truesize, u32 max)
+{
+	u32 n = min_truesize ? rcvbuf / min_truesize : max;
+
+	if (n < 1)
+		n = 1;
+	return n < max ? n : max;
+}
+
+/* Remove the last @n ranges (at most rs->nr); the array keeps its size. */
+static inline void ooo_ranges_drop_tail(struct ooo_ranges *rs, u32 n)
+{
+	rs->nr -= n;
+}
+
 /* Remove the first @n ranges (at most rs->nr); the array keeps its size. */
 static inline void ooo_ranges_drop(struct ooo_ranges *rs, u32 n)
 {

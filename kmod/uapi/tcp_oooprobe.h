@@ -38,7 +38,9 @@ enum tcp_oooprobe_flows {
 };
 
 /* Bits of TCP_OOOPROBE_A_FLOW_FLAGS. */
-#define TCP_OOOPROBE_FLOW_F_PARTIAL	0x1 /* seen first after establishment */
+#define TCP_OOOPROBE_FLOW_F_PARTIAL	0x1 /* flows=all: seen first after
+					     * establishment
+					     */
 #define TCP_OOOPROBE_FLOW_F_RANGE_OVF	0x2 /* per-flow range cap was hit */
 
 enum tcp_oooprobe_attr {
@@ -72,7 +74,11 @@ enum tcp_oooprobe_attr {
 	TCP_OOOPROBE_A_STAT_EVENTS_UNHEARD,	/* u64: no subscriber */
 	TCP_OOOPROBE_A_STAT_FLOWS_TRACKED,	/* u32: current table size */
 	TCP_OOOPROBE_A_STAT_FLOW_OVERFLOWS,	/* u64: flows not tracked, table full */
-	TCP_OOOPROBE_A_STAT_RANGE_OVERFLOWS,	/* u64: ranges not recorded, cap hit */
+	TCP_OOOPROBE_A_STAT_RANGE_OVERFLOWS,	/* u64: segments not (fully)
+						 * recorded: a flow's cap,
+						 * the byte budget or no
+						 * memory
+						 */
 	TCP_OOOPROBE_A_STAT_RANGES_RECORDED,	/* u64 */
 	TCP_OOOPROBE_A_STAT_RANGES_RELEASED,	/* u64 */
 	TCP_OOOPROBE_A_STAT_RANGES_DUPLICATE,	/* u64: fully covered already */
@@ -88,6 +94,20 @@ enum tcp_oooprobe_attr {
 	TCP_OOOPROBE_A_STAT_KPROBE_MISSED_NOINST,	/* u64: no free kretprobe
 							 * instance (maxactive)
 							 */
+	TCP_OOOPROBE_A_STAT_RANGE_BYTES,	/* u64: bytes of range arrays
+						 * allocated now
+						 */
+	TCP_OOOPROBE_A_STAT_MAX_RANGE_BYTES,	/* u64: their budget
+						 * (max_range_bytes)
+						 */
+	TCP_OOOPROBE_A_STAT_RANGE_BUDGET_REFUSED, /* u64: array growths the
+						   * budget refused
+						   */
+	TCP_OOOPROBE_A_STAT_SEGS_NOT_QUEUED,	/* u64: out-of-order segments
+						 * the kernel did not queue
+						 * (no receive memory):
+						 * not recorded
+						 */
 	__TCP_OOOPROBE_A_MAX,
 };
 #define TCP_OOOPROBE_A_MAX (__TCP_OOOPROBE_A_MAX - 1)

@@ -317,6 +317,49 @@ static void test_release(void)
 	set_free(&rs);
 }
 
+/*
+ * Ranges the kernel no longer holds: pruned from the top of the
+ * out-of-order queue (dropped from the tail), or everything once that
+ * queue is empty, also when rcv_nxt has moved 2^31 bytes or more past them
+ * (where a sequence comparison would call them ahead of rcv_nxt).
+ */
+static void test_stale(void)
+{
+	struct ooo_ranges rs;
+
+	set_init(&rs, 4096);
+	CHECK_EQ(ooo_ranges_add(&rs, 100, 101, 1, grow), 1);
+	CHECK_EQ(ooo_ranges_add(&rs, 102, 103, 2, grow), 1);
+	CHECK_EQ(ooo_ranges_add(&rs, 104, 105, 3, grow), 1);
+	/* queue not empty: only what rcv_nxt passed */
+	CHECK_EQ(ooo_ranges_stale(&rs, 101, false), 1);
+	CHECK_EQ(ooo_ranges_stale(&rs, 99, false), 0);
+	/* queue empty: all, wherever rcv_nxt is */
+	CHECK_EQ(ooo_ranges_stale(&rs, 99, true), 3);
+	/* rcv_nxt 2^31 + 10 bytes on: compares as before the ranges */
+	CHECK_EQ(ooo_ranges_below(&rs, 100 + 0x80000000u + 10), 0);
+	CHECK_EQ(ooo_ranges_stale(&rs, 100 + 0x80000000u + 10, false), 0);
+	CHECK_EQ(ooo_ranges_stale(&rs, 100 + 0x80000000u + 10, true), 3);
+	/* the range at 104 pruned from the top of the queue */
+	ooo_ranges_drop_tail(&rs, 1);
+	CHECK_SET(&rs, { 100, 101, 1 }, { 102, 103, 2 });
+	ooo_ranges_drop(&rs, ooo_ranges_stale(&rs, 0, true));
+	CHECK_EQ(rs.nr, 0);
+	set_free(&rs);
+	set_free(&rs);
+}
+
+/* A flow's cap from its receive buffer: at least 1, at most max. */
+static void test_limit(void)
+{
+	CHECK_EQ(ooo_ranges_limit(131072, 640, 4096), 204);
+	CHECK_EQ(ooo_ranges_limit(131072, 640, 100), 100);
+	CHECK_EQ(ooo_ranges_limit(100, 640, 4096), 1);
+	CHECK_EQ(ooo_ranges_limit(0, 640, 256), 1);
+	CHECK_EQ(ooo_ranges_limit(0x7fffffff, 640, 65536), 65536);
+	CHECK_EQ(ooo_ranges_limit(4096, 0, 256), 256);
+}
+
 static void test_full(void)
 {
 	struct ooo_ranges rs;
@@ -659,6 +702,8 @@ int main(void)
 	test_duplicates();
 	test_wrap();
 	test_release();
+	test_stale();
+	test_limit();
 	test_full();
 	test_random();
 	return CHECK_SUMMARY();

@@ -6,6 +6,7 @@ the lab's (cocktail_lab.proc, cocktail_lab.capture).
 
 Standard library only; runs inside the VM as root.
 """
+import os
 import socket
 import struct
 from pathlib import Path
@@ -97,3 +98,155 @@ def tcp_repair_write_seq(sock):
     finally:
         sock.setsockopt(socket.IPPROTO_TCP, TCP_REPAIR, 0)
     return seq
+
+
+
+def slab():
+    """Objects in use and object size of the probe's slab caches, after
+    flushing every CPU's slabs into the node lists (SLUB counts the free
+    objects of those as in use otherwise)."""
+    names = [ln.split()[0] for ln in open("/proc/slabinfo")
+             if ln.startswith("oooprobe_")]
+    for n in names:
+        with open("/sys/kernel/slab/%s/shrink" % n, "w") as f:
+            f.write("1")
+    out = {}
+    for ln in open("/proc/slabinfo"):
+        w = ln.split()
+        if w and w[0] in names:
+            out[w[0]] = (int(w[1]), int(w[3]))  # active_objs, objsize
+    return out
+
+
+def slab_range_bytes(s):
+    """Bytes of range arrays in use by the slab counts: oooprobe_ranges_N
+    holds arrays of N ranges of 16 bytes (the slab's own object size is
+    larger by its free pointer: a cache with a constructor keeps it
+    outside the object)."""
+    return sum(n * int(name.rsplit("_", 1)[1]) * 16
+               for name, (n, _) in s.items()
+               if name.startswith("oooprobe_ranges_"))
+
+
+def _csum(data):
+    """The Internet checksum of data (even length)."""
+    n = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    n = (n & 0xffff) + (n >> 16)
+    n = (n & 0xffff) + (n >> 16)
+    return ~n & 0xffff
+
+
+TH_FIN, TH_SYN, TH_RST, TH_PUSH, TH_ACK = 0x01, 0x02, 0x04, 0x08, 0x10
+
+
+class RawPeer:
+    """A TCP peer with no socket: hand-made IPv4 segments sent on a raw
+    socket from addresses the sending namespace does not have (`srcs`,
+    routed back to it by the caller), and the answers read on a packet
+    socket on `dev`. The namespace drops those answers itself without a
+    reply (the addresses are not its own and it does not forward, so no
+    RST), which leaves the peer free to open connections and then send
+    whatever segments it likes: the hostile sender of the probe's memory
+    tests, and a cheap way to open many connections (one socket each, at
+    the receiver only). A connection is (source address, source port)."""
+
+    ETH_P_IP = 0x0800
+    SO_RCVBUFFORCE = 33
+
+    def __init__(self, ns, dev, srcs, dst, dport):
+        from cocktail_lab.proc import in_netns
+        self.srcs = [socket.inet_aton(a) for a in srcs]
+        self.dst, self.dport = dst, dport
+        self._dst = socket.inet_aton(dst)
+        with in_netns(ns):
+            self.tx = socket.socket(socket.AF_INET, socket.SOCK_RAW,
+                                    socket.IPPROTO_RAW)
+            self.rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW,
+                                    socket.htons(self.ETH_P_IP))
+            self.rx.bind((dev, self.ETH_P_IP))
+        self.rx.setsockopt(socket.SOL_SOCKET, self.SO_RCVBUFFORCE, 32 << 20)
+        self.rx.settimeout(0.2)
+        self.conns = {}  # (src index, sport) -> [our next seq, their next]
+
+    def close(self):
+        self.tx.close()
+        self.rx.close()
+
+    def send(self, conn, seq, ack, flags, payload=b"", opts=b""):
+        src = self.srcs[conn[0]]
+        if len(payload) % 2:
+            pad = b"\0"
+        else:
+            pad = b""
+        thl = 20 + len(opts)
+        tcp = struct.pack("!HHIIBBHHH", conn[1], self.dport,
+                          seq & 0xffffffff, ack & 0xffffffff, (thl // 4) << 4,
+                          flags, 65535, 0, 0) + opts
+        pseudo = src + self._dst + struct.pack("!BBH", 0, socket.IPPROTO_TCP,
+                                               thl + len(payload))
+        c = _csum(pseudo + tcp + payload + pad)
+        tcp = tcp[:16] + struct.pack("!H", c) + tcp[18:]
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + thl + len(payload),
+                         0, 0x4000, 64, socket.IPPROTO_TCP, 0, src, self._dst)
+        self.tx.sendto(ip + tcp + payload, (self.dst, 0))
+
+    def _answers(self):
+        """(conn, flags, seq, ack) of the segments read so far."""
+        while True:
+            try:
+                f = self.rx.recv(128)
+            except (socket.timeout, BlockingIOError):
+                return
+            if len(f) < 54 or f[23] != socket.IPPROTO_TCP:
+                continue
+            ihl = (f[14] & 0xf) * 4
+            t = 14 + ihl
+            sport, dport, seq, ack, _, flags = struct.unpack(
+                "!HHIIBB", f[t:t + 14])
+            try:
+                i = self.srcs.index(f[30:34])
+            except ValueError:
+                continue
+            if sport == self.dport:
+                yield (i, dport), flags, seq, ack
+
+    def connect(self, conns, batch=256, timeout=10):
+        """Three-way handshakes for every (source index, port) of `conns`,
+        `batch` at a time; returns the connections that are up (SYN-ACK
+        answered)."""
+        import time
+        mss = b"\x02\x04\x05\xb4"  # MSS 1460, nothing else offered
+        up = []
+        conns = list(conns)
+        for b in range(0, len(conns), batch):
+            isn = {}
+            for c in conns[b:b + batch]:
+                isn[c] = int.from_bytes(os.urandom(4), "big")
+                self.send(c, isn[c], 0, TH_SYN, opts=mss)
+            end = time.time() + timeout
+            while isn and time.time() < end:
+                for c, flags, seq, ack in self._answers():
+                    if c not in isn or flags & (TH_SYN | TH_ACK) != \
+                            TH_SYN | TH_ACK or \
+                            ack != (isn[c] + 1) & 0xffffffff:
+                        continue
+                    self.conns[c] = [isn[c] + 1, seq + 1]
+                    self.send(c, isn[c] + 1, seq + 1, TH_ACK)
+                    up.append(c)
+                    del isn[c]
+        return up
+
+    def data(self, conn, off, payload):
+        """A data segment `off` bytes past the first byte the receiver
+        expects (never sent: a hole at the start)."""
+        seq, ack = self.conns[conn]
+        self.send(conn, seq + off, ack, TH_ACK | TH_PUSH, payload)
+
+    def drain(self):
+        """Forget the answers read so far (duplicate ACKs)."""
+        self.rx.settimeout(0)
+        try:
+            for _ in self._answers():
+                pass
+        finally:
+            self.rx.settimeout(0.2)
