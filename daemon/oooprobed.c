@@ -245,7 +245,7 @@ static void print_summary(FILE *f, const char *what, double elapsed)
 		g.win.late, g.win.dups, g.malformed, g.foreign, g.resolves,
 		g.reloads);
 	if (!get_kstats(&k) && k.ok)
-		fprintf(f, "kernel: events sent %" PRIu64 ", dropped %" PRIu64 ", flows tracked %" PRIu64 ", flow overflows %" PRIu64 ", range overflows %" PRIu64 ", ranges recorded %" PRIu64 " released %" PRIu64 ", probe hits missed %" PRIu64 "\n",
+		fprintf(f, "kernel: events sent %" PRIu64 ", dropped %" PRIu64 ", flows tracked %" PRIu64 ", flow overflows %" PRIu64 ", range overflows %" PRIu64 ", ranges recorded %" PRIu64 " released %" PRIu64 ", probe hits missed %" PRIu64 "; range bytes %" PRIu64 " of %" PRIu64 ", refused by the budget %" PRIu64 ", segments not queued %" PRIu64 "\n",
 			k.v[TCP_OOOPROBE_A_STAT_EVENTS_SENT],
 			k.v[TCP_OOOPROBE_A_STAT_EVENTS_DROPPED],
 			k.v[TCP_OOOPROBE_A_STAT_FLOWS_TRACKED],
@@ -253,7 +253,11 @@ static void print_summary(FILE *f, const char *what, double elapsed)
 			k.v[TCP_OOOPROBE_A_STAT_RANGE_OVERFLOWS],
 			k.v[TCP_OOOPROBE_A_STAT_RANGES_RECORDED],
 			k.v[TCP_OOOPROBE_A_STAT_RANGES_RELEASED],
-			k.v[TCP_OOOPROBE_A_STAT_KPROBE_MISSED]);
+			k.v[TCP_OOOPROBE_A_STAT_KPROBE_MISSED],
+			k.v[TCP_OOOPROBE_A_STAT_RANGE_BYTES],
+			k.v[TCP_OOOPROBE_A_STAT_MAX_RANGE_BYTES],
+			k.v[TCP_OOOPROBE_A_STAT_RANGE_BUDGET_REFUSED],
+			k.v[TCP_OOOPROBE_A_STAT_SEGS_NOT_QUEUED]);
 	else
 		fprintf(f, "kernel: %s not loaded\n", TCP_OOOPROBE_GENL_NAME);
 	fflush(f);
@@ -330,6 +334,14 @@ static void write_prom(void)
 		fprintf(f, "# HELP oooprobe_kernel_overflows_total Flows or ranges not tracked because a limit was hit.\n# TYPE oooprobe_kernel_overflows_total counter\noooprobe_kernel_overflows_total{kind=\"flow\"} %" PRIu64 "\noooprobe_kernel_overflows_total{kind=\"range\"} %" PRIu64 "\n",
 			k.v[TCP_OOOPROBE_A_STAT_FLOW_OVERFLOWS],
 			k.v[TCP_OOOPROBE_A_STAT_RANGE_OVERFLOWS]);
+		fprintf(f, "# HELP oooprobe_kernel_range_bytes Bytes of out-of-order range arrays the module holds.\n# TYPE oooprobe_kernel_range_bytes gauge\noooprobe_kernel_range_bytes %" PRIu64 "\n",
+			k.v[TCP_OOOPROBE_A_STAT_RANGE_BYTES]);
+		fprintf(f, "# HELP oooprobe_kernel_range_bytes_budget The module's budget for them (max_range_bytes).\n# TYPE oooprobe_kernel_range_bytes_budget gauge\noooprobe_kernel_range_bytes_budget %" PRIu64 "\n",
+			k.v[TCP_OOOPROBE_A_STAT_MAX_RANGE_BYTES]);
+		fprintf(f, "# HELP oooprobe_kernel_range_budget_refused_total Range array growths refused by the budget.\n# TYPE oooprobe_kernel_range_budget_refused_total counter\noooprobe_kernel_range_budget_refused_total %" PRIu64 "\n",
+			k.v[TCP_OOOPROBE_A_STAT_RANGE_BUDGET_REFUSED]);
+		fprintf(f, "# HELP oooprobe_kernel_segs_not_queued_total Out-of-order segments the kernel did not queue (not recorded).\n# TYPE oooprobe_kernel_segs_not_queued_total counter\noooprobe_kernel_segs_not_queued_total %" PRIu64 "\n",
+			k.v[TCP_OOOPROBE_A_STAT_SEGS_NOT_QUEUED]);
 		fprintf(f, "# HELP oooprobe_kernel_kprobe_missed_total Probe hits the kprobe layer dropped: nested in another probe handler on the same CPU, or no free kretprobe instance.\n# TYPE oooprobe_kernel_kprobe_missed_total counter\noooprobe_kernel_kprobe_missed_total{kind=\"nested\"} %" PRIu64 "\noooprobe_kernel_kprobe_missed_total{kind=\"no_instance\"} %" PRIu64 "\n",
 			k.v[TCP_OOOPROBE_A_STAT_KPROBE_MISSED_NESTED],
 			k.v[TCP_OOOPROBE_A_STAT_KPROBE_MISSED_NOINST]);

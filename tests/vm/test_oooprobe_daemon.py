@@ -17,6 +17,7 @@ from pathlib import Path
 
 from conftest import insmod, rmmod
 from cocktail_lab.genl import CMD, EventCollector, Genl
+from cocktail_lab.modparams import get_param
 from cocktail_lab.topo import Link
 from oooprobe_lib import REPO
 from test_oooprobe import transfer
@@ -90,6 +91,14 @@ def test_daemon_end_to_end(tmp_path):
     assert "oooprobe_hold_seconds_count %d\n" % nseg in p, p
     assert 'oooprobe_hold_seconds_bucket{le="+Inf"} %d\n' % nseg in p
     assert "oooprobe_flows_total %d\n" % nflow in p
+    # the module's memory bound, exported as the module reports it
+    budget = int(get_param(MOD, "max_range_bytes"))
+    assert "oooprobe_kernel_range_bytes_budget %d\n" % budget in p, p
+    for name in ("oooprobe_kernel_range_bytes",
+                 "oooprobe_kernel_range_budget_refused_total",
+                 "oooprobe_kernel_segs_not_queued_total"):
+        assert re.search(r"^%s \d+$" % name, p, re.M), (name, p)
+    assert "range bytes " in final and "segments not queued " in final
     print(final)
     rmmod(MOD)
 
