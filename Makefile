@@ -2,7 +2,8 @@
 #
 #   make            modules + daemon
 #   make check      host unit tests + packaging tests + every VM suite (one VM boot),
-#                   the install suite and the module's suites on 6.12
+#                   the install suite, the module's suites on 6.12 and the
+#                   planted bugs the checks must catch
 #   make demo       the main job: restart policies side by side on a shaped link
 #
 # KDIR picks the kernel build tree (default: the headers of the test VM's
@@ -21,8 +22,8 @@ PREFIX   ?= /usr/local
 DESTDIR  ?=
 export KDIR KVER
 
-.PHONY: all modules daemon unit vmcheck vmcheck-kernel check demo clean deps \
-	deps-if-missing help
+.PHONY: all modules daemon unit vmcheck vmcheck-kernel vmcheck-planted check \
+	demo clean deps deps-if-missing help
 
 all: modules daemon
 
@@ -71,11 +72,21 @@ VM_KERNEL_TESTS ?= tests/vm/test_cocktail_module.py \
 vmcheck-kernel: deps-if-missing
 	dev/vm-kernel --series 6.12 $(VM_KERNEL_TESTS)
 
+# The kernel log and skip checks must catch planted bugs: throw-away
+# modules (tests/planted) leak a slab object and WARN after the log buffer
+# wrapped, and a test skips; the VM run must fail each for its reason,
+# which tests/planted/verify.py checks in the run's JUnit XML.
+vmcheck-planted: deps-if-missing
+	$(MAKE) -C $(KDIR) M=$(TOP)/tests/planted modules
+	rm -f $(BUILD)/vm/planted.xml
+	-dev/vm-run tests/vm/run tests/planted --junitxml=$(BUILD)/vm/planted.xml
+	$(PYTHON) tests/planted/verify.py $(BUILD)/vm/planted.xml
+
 # The slow packaging tests (DKMS cycle, deb + lintian + dpkg -i, builds
 # against every Debian 12 kernel header set) run here too, before the VM;
 # the install suite (make install, modprobe, modules-load.d, uninstall) gets
 # a VM boot of its own after the others.
-check: unit pkgcheck vmcheck vm-install-check vmcheck-kernel
+check: unit pkgcheck vmcheck vm-install-check vmcheck-kernel vmcheck-planted
 
 demo: deps-if-missing all
 	bench/run demo
@@ -88,4 +99,5 @@ deps-if-missing:
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
+	-$(MAKE) -C $(KDIR) M=$(TOP)/tests/planted clean
 	rm -rf $(BUILD) $(DAEMONS)

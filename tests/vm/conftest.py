@@ -41,6 +41,7 @@ def sh(cmd, check=True, **kw):
 # any other new flag (W: a warning, D: an oops, B: bad page, ...) fails.
 TAINT_EXPECTED = (1 << 12) | (1 << 13)
 TAINT_LETTERS = "PFSRMBUDAWCIOELKXT"
+LOG_EXCERPT = 200   # lines of a failing log shown in the report
 
 
 def bad_dmesg(lines):
@@ -86,10 +87,15 @@ def taint_letters(bits):
 def log_problems(what, lines, lost, taint_before=None):
     """The reasons a stretch of the kernel log fails a run ("" if none)."""
     out = []
-    bad = bad_dmesg(lines)
+    bad = [i for i, ln in enumerate(lines) if DMESG_BAD.search(ln)]
     if bad:
-        out.append("kernel reported problems during %s:\n%s" %
-                   (what, "\n".join(lines[-60:])))
+        # each report with the lines just before it (a WARN's message) and
+        # its trace after it, at most LOG_EXCERPT lines in all
+        keep = sorted({j for i in bad
+                       for j in range(max(0, i - 2), min(len(lines), i + 30))})
+        out.append("kernel reported problems during %s (%d of %d lines):\n%s"
+                   % (what, min(len(keep), LOG_EXCERPT), len(lines),
+                      "\n".join(lines[j] for j in keep[:LOG_EXCERPT])))
     if lost:
         out.append("%d kernel log records during %s were overwritten before "
                    "they were read (the ring buffer wrapped)" % (lost, what))

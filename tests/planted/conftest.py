@@ -1,0 +1,16 @@
+"""The planted suites use the VM suites' fixtures (tests/vm/conftest.py):
+the per-suite and session kernel log checks are what they test."""
+import importlib.util
+import sys
+from pathlib import Path
+
+_p = Path(__file__).resolve().parents[1] / "vm" / "conftest.py"
+_spec = importlib.util.spec_from_file_location("vm_conftest", _p)
+vm_conftest = importlib.util.module_from_spec(_spec)
+sys.modules["vm_conftest"] = vm_conftest
+_spec.loader.exec_module(vm_conftest)
+
+HERE = Path(__file__).resolve().parent
+sh = vm_conftest.sh
+dmesg_clean = vm_conftest.dmesg_clean  # autouse fixtures, re-exported
+kmsg_session = vm_conftest.kmsg_session
