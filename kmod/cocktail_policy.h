@@ -289,10 +289,17 @@ static inline u64 cp_rate(u32 segs, u32 mss, u32 interval_us, u64 cap)
  * pre-idle maximum survives any idle period.
  */
 struct cp_maxwin {
-	u64 cur;
-	u64 prev;
+	u32 cur;	/* max of the current bucket, in CP_MAXWIN_UNIT B/s */
+	u32 prev;	/* max of the bucket before it, same unit */
 	u32 start;	/* round at which the current bucket began */
 };
+
+/*
+ * Rates are kept in 32 bits in units of 16 B/s (up to 68 GB/s, 550
+ * Gbit/s; higher saturates): the socket's private area has no room for
+ * two 64-bit filters.
+ */
+#define CP_MAXWIN_SHIFT	4
 
 static inline void cp_maxwin_reset(struct cp_maxwin *w, u32 round)
 {
@@ -305,19 +312,22 @@ static inline void cp_maxwin_update(struct cp_maxwin *w, u32 round, u32 win,
 				    u64 sample)
 {
 	u32 age = round - w->start;
+	u64 v = sample >> CP_MAXWIN_SHIFT;
 
 	if (age >= win) {
 		w->prev = age >= 2 * win ? 0 : w->cur;
 		w->cur = 0;
 		w->start = round;
 	}
-	if (sample > w->cur)
-		w->cur = sample;
+	if (v > ~0U)
+		v = ~0U;
+	if (v > w->cur)
+		w->cur = (u32)v;
 }
 
 static inline u64 cp_maxwin_get(const struct cp_maxwin *w)
 {
-	return w->cur > w->prev ? w->cur : w->prev;
+	return (u64)(w->cur > w->prev ? w->cur : w->prev) << CP_MAXWIN_SHIFT;
 }
 
 /*
@@ -441,6 +451,20 @@ enum cp_check {
 	CP_CHECK_LOSS,	/* a loss or ECN reduction during the check */
 	CP_NR_CHECKS
 };
+
+/*
+ * The rate a measured restart sizes and paces its flight at, in B/s: the
+ * larger of @est (the pace_rate estimate: delivery or window rate, what
+ * the connection achieved) and @train (the bottleneck's rate from the
+ * spacing of ACK trains, which a window smaller than the BDP does not
+ * hide), at most @cap.  An overestimate is what the check is for.
+ */
+static inline u64 cp_path_rate(u64 est, u64 train, u64 cap)
+{
+	u64 r = train > est ? train : est;
+
+	return r < cap ? r : cap;
+}
 
 /*
  * Bandwidth-delay product in segments of @mss bytes: @rate B/s times

@@ -119,7 +119,8 @@
  * then looks at what the path does with it:
  *
  *     restart (idle > RTO)
- *         |  rate = pre-idle rate (pace_rate), BDP = rate * min RTT / mss;
+ *         |  rate = max(pace_rate estimate, ACK-train rate),
+ *         |  BDP = rate * min RTT / mss;
  *         |  cwnd = max(BDP >> misses + 2, min(IW, cwnd)); no rate: ssr
  *         v
  *     FLIGHT: paced at rate; cwnd frozen (.cong_avoid does nothing)
@@ -143,6 +144,11 @@
  *         v                                       v
  *                 pacing state restored, ACK-clocked sending
  *
+ * The rate is the bottleneck's, not only what the connection achieved:
+ * besides the pace_rate estimate (delivery or window rate, both at most
+ * cwnd / RTT), the module times the ACK train of every round (see
+ * cocktail_train_ack()), which shows the bottleneck's rate even when the
+ * window filled a fraction of the round trip.
  * A flight at the bottleneck's rate builds no queue, so its RTTs stay at
  * the minimum and its ACKs come back as fast as it was sent, unless the
  * path changed during the idle period: a competitor's queue raises the
@@ -300,11 +306,10 @@ enum cocktail_mstate {
 	CM_CHECK,	/* checking the ACKs for one round trip */
 };
 
-/* Where Hoe's ssthresh estimate is (ssthresh_est=1). */
-enum cocktail_hoe {
-	CH_DONE,	/* estimated, turned off, or ssthresh already set */
-	CH_WAIT,	/* waiting for the first ACK of a round */
-	CH_TRAIN,	/* timing the ACKs of that round */
+/* Where the ACK train of the current round is. */
+enum cocktail_train {
+	CT_WAIT,	/* waiting for the first ACK of a round */
+	CT_TRAIN,	/* timing the ACKs of that round */
 };
 
 /*
@@ -317,6 +322,7 @@ enum cocktail_hoe {
  */
 struct cocktail {
 	struct cp_maxwin bw;		/* windowed max delivery rate, B/s */
+	struct cp_maxwin cap;		/* windowed max ACK-train rate, B/s */
 	unsigned long pace_prev_rate;	/* B/s: sk_pacing_rate before pacing */
 	unsigned long pace_prev_max;	/* B/s: sk_max_pacing_rate before */
 	unsigned long pace_rate;	/* B/s: rate of the paced flight */
@@ -349,7 +355,8 @@ struct cocktail {
 	   mstate:2,			/* enum cocktail_mstate */
 	   misses:2;			/* recent failed checks, 0..3 */
 	u8 pace_prev_status:2,		/* sk_pacing_status before pacing */
-	   hoe:2;			/* enum cocktail_hoe */
+	   train:1,			/* enum cocktail_train */
+	   hoe:1;			/* Hoe's ssthresh estimate pending */
 };
 
 /* ---- parameters ---------------------------------------------------- */
@@ -919,46 +926,54 @@ static void cocktail_check_ack(struct sock *sk, s32 rtt_us)
 }
 
 /*
- * Hoe's estimate: time the ACKs of one round of segments sent back to
- * back (the initial window, or a slow-start round), from the round's
- * first ACK to the ACK that completes it.  A round with too short a
- * train (the application wrote little) leaves the estimate to the next.
+ * The ACK train of each round (when no measured flight is being
+ * checked): segments sent in a burst, or ACK-clocked behind one, leave the
+ * bottleneck spaced by its rate, and so do their ACKs; the segments
+ * delivered from a round's first ACK to the ACK that completes it, over
+ * the time between them, are the bottleneck's rate, whatever part of the
+ * round trip the window filled.  (The delivery rate is the window over
+ * the round trip: the rate the connection achieved, not the path's.)
+ * Trains feed the windowed max cap; the first one of a connection gives
+ * Hoe's ssthresh estimate.  A train shorter than CP_HOE_MIN_SEGS tells
+ * nothing and is dropped.
  */
-static void cocktail_hoe_ack(struct sock *sk)
+static void cocktail_train_ack(struct sock *sk)
 {
 	struct cocktail *ca = inet_csk_ca(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
-	u32 est;
+	u32 segs, elapsed, est;
 
-	if (!tcp_in_initial_slowstart(tp) ||
-	    inet_csk(sk)->icsk_ca_state != TCP_CA_Open) {
-		ca->hoe = CH_DONE;
-		return;
-	}
 	/*
 	 * This ACK begins a round (cocktail_update_round() moves
 	 * round_end_seq to snd_nxt after it): the train starts here, and it
 	 * ends at the ACK that reaches the new round_end_seq.
 	 */
-	if (ca->hoe == CH_WAIT) {
+	if (ca->train == CT_WAIT) {
 		if (!cp_after(tp->snd_una, ca->round_end_seq))
 			return;
-		ca->hoe = CH_TRAIN;
+		ca->train = CT_TRAIN;
 		ca->train_us = (u32)tp->tcp_mstamp;
 		ca->train_delivered = tp->delivered;
 		return;
 	}
 	if (cp_before(tp->snd_una, ca->round_end_seq))
 		return;
-	est = cp_hoe_ssthresh(tp->delivered - ca->train_delivered,
-			      (u32)tp->tcp_mstamp - ca->train_us,
-			      tp->mss_cache, cocktail_path_rtt_us(tp));
-	if (!est) {
-		ca->hoe = CH_WAIT;
+	ca->train = CT_WAIT;
+	segs = tp->delivered - ca->train_delivered;
+	elapsed = (u32)tp->tcp_mstamp - ca->train_us;
+	if (segs < CP_HOE_MIN_SEGS || !elapsed)
 		return;
-	}
+	cp_maxwin_update(&ca->cap, ca->round, COCKTAIL_BW_ROUNDS,
+			 cp_rate(segs, tp->mss_cache, elapsed, CP_U64_MAX));
+	if (!ca->hoe)
+		return;
+	ca->hoe = 0;
+	if (!tcp_in_initial_slowstart(tp) ||
+	    inet_csk(sk)->icsk_ca_state != TCP_CA_Open)
+		return;
+	est = cp_hoe_ssthresh(segs, elapsed, tp->mss_cache,
+			      cocktail_path_rtt_us(tp));
 	tp->snd_ssthresh = min(est, tp->snd_cwnd_clamp);
-	ca->hoe = CH_DONE;
 	cocktail_count(CC_SSTHRESH_EST);
 }
 
@@ -969,8 +984,8 @@ static void cocktail_pkts_acked(struct sock *sk,
 
 	if (ca->mstate)
 		cocktail_check_ack(sk, sample->rtt_us);
-	else if (ca->hoe)
-		cocktail_hoe_ack(sk);
+	else
+		cocktail_train_ack(sk);
 }
 
 /*
@@ -983,7 +998,7 @@ static u32 cocktail_ssthresh(struct sock *sk)
 	struct cocktail *ca = inet_csk_ca(sk);
 	u32 reno = tcp_reno_ssthresh(sk);
 
-	ca->hoe = CH_DONE;
+	ca->hoe = 0;
 	if (!ca->mstate)
 		return reno;
 	return max(min(reno, cocktail_check_end(sk, CP_CHECK_LOSS)),
@@ -1010,6 +1025,8 @@ static unsigned long cocktail_measure_restart(struct sock *sk, u32 before,
 			    cocktail_srtt_us(tp),
 			    READ_ONCE(sk->sk_max_pacing_rate),
 			    READ_ONCE(cocktail_pace_rate.val));
+	rate = cp_path_rate(rate, cp_maxwin_get(&ca->cap),
+			    READ_ONCE(sk->sk_max_pacing_rate));
 	bdp = cp_bdp_segs(rate, cocktail_path_rtt_us(tp), tp->mss_cache);
 	if (!bdp) {
 		cocktail_count(CC_MEASURE_NO_RATE);
@@ -1035,7 +1052,8 @@ static void cocktail_snapshot(struct sock *sk)
 	/* Nothing in flight: a train still open ends (its words are reused). */
 	if (ca->mstate)
 		cocktail_check_end(sk, CP_CHECK_FULL);
-	ca->hoe = CH_DONE;
+	ca->train = CT_WAIT;
+	ca->hoe = 0;
 	ca->snap_cwnd = cocktail_cwnd(tp);
 	ca->snap_ssthresh = tp->snd_ssthresh;
 	ca->snap_valid = 1;
@@ -1144,7 +1162,7 @@ static void cocktail_first_flight(struct sock *sk)
 		cocktail_set_iw(sk);
 	}
 	if (READ_ONCE(cocktail_ssthresh_est) && tcp_in_initial_slowstart(tp))
-		ca->hoe = CH_WAIT;
+		ca->hoe = 1;
 	if (!READ_ONCE(cocktail_pace_iw))
 		return;
 	rate = cp_rate(cocktail_cwnd(tp), tp->mss_cache, cocktail_srtt_us(tp),
@@ -1344,6 +1362,7 @@ static void cocktail_init(struct sock *sk)
 	ca->cwv_stamp = tcp_jiffies32;
 	ca->pace_prev_status = SK_PACING_NONE;
 	cp_maxwin_reset(&ca->bw, 0);
+	cp_maxwin_reset(&ca->cap, 0);
 
 	/*
 	 * Switched to cocktail on a connection that another algorithm already

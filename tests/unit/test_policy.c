@@ -343,34 +343,40 @@ static void test_maxwin(void)
 
 	cp_maxwin_reset(&w, 0);
 	CHECK_EQ(cp_maxwin_get(&w), 0);
-	cp_maxwin_update(&w, 0, 10, 500);
-	cp_maxwin_update(&w, 1, 10, 300);
-	CHECK_EQ(cp_maxwin_get(&w), 500);
-	cp_maxwin_update(&w, 5, 10, 900);
-	CHECK_EQ(cp_maxwin_get(&w), 900);
+	cp_maxwin_update(&w, 0, 10, 8000);
+	cp_maxwin_update(&w, 1, 10, 4800);
+	CHECK_EQ(cp_maxwin_get(&w), 8000);
+	cp_maxwin_update(&w, 5, 10, 14400);
+	CHECK_EQ(cp_maxwin_get(&w), 14400);
 	/* next bucket: the old max stays for one more window */
-	cp_maxwin_update(&w, 10, 10, 100);
-	CHECK_EQ(cp_maxwin_get(&w), 900);
-	cp_maxwin_update(&w, 19, 10, 200);
-	CHECK_EQ(cp_maxwin_get(&w), 900);
+	cp_maxwin_update(&w, 10, 10, 1600);
+	CHECK_EQ(cp_maxwin_get(&w), 14400);
+	cp_maxwin_update(&w, 19, 10, 3200);
+	CHECK_EQ(cp_maxwin_get(&w), 14400);
 	/* two windows later it is gone */
-	cp_maxwin_update(&w, 20, 10, 150);
-	CHECK_EQ(cp_maxwin_get(&w), 200);
+	cp_maxwin_update(&w, 20, 10, 2400);
+	CHECK_EQ(cp_maxwin_get(&w), 3200);
 	/* a long gap in rounds forgets everything */
-	cp_maxwin_update(&w, 100, 10, 42);
-	CHECK_EQ(cp_maxwin_get(&w), 42);
+	cp_maxwin_update(&w, 100, 10, 672);
+	CHECK_EQ(cp_maxwin_get(&w), 672);
 	/* round counter wraps */
 	cp_maxwin_reset(&w, 0xfffffffau);
-	cp_maxwin_update(&w, 0xfffffffbu, 10, 700);
-	cp_maxwin_update(&w, 2, 10, 100);	/* 8 rounds later */
-	CHECK_EQ(cp_maxwin_get(&w), 700);
-	cp_maxwin_update(&w, 5, 10, 100);	/* 11: new bucket */
-	CHECK_EQ(cp_maxwin_get(&w), 700);
-	cp_maxwin_update(&w, 26, 10, 100);	/* > 2 windows */
-	CHECK_EQ(cp_maxwin_get(&w), 100);
-	/* huge samples */
+	cp_maxwin_update(&w, 0xfffffffbu, 10, 11200);
+	cp_maxwin_update(&w, 2, 10, 1600);	/* 8 rounds later */
+	CHECK_EQ(cp_maxwin_get(&w), 11200);
+	cp_maxwin_update(&w, 5, 10, 1600);	/* 11: new bucket */
+	CHECK_EQ(cp_maxwin_get(&w), 11200);
+	cp_maxwin_update(&w, 26, 10, 1600);	/* > 2 windows */
+	CHECK_EQ(cp_maxwin_get(&w), 1600);
+	/* huge samples saturate at 2^32 - 1 units of 16 B/s */
 	cp_maxwin_update(&w, 26, 10, CP_U64_MAX);
-	CHECK_EQ(cp_maxwin_get(&w), CP_U64_MAX);
+	CHECK_EQ(cp_maxwin_get(&w), (u64)0xffffffffu << 4);
+	/* below the unit: rounded down */
+	cp_maxwin_reset(&w, 0);
+	cp_maxwin_update(&w, 0, 10, 15);
+	CHECK_EQ(cp_maxwin_get(&w), 0);
+	cp_maxwin_update(&w, 0, 10, 1250007);
+	CHECK_EQ(cp_maxwin_get(&w), 1250000);
 }
 
 static void test_cwv(void)
@@ -491,6 +497,12 @@ static void test_measure(void)
 	CHECK(cp_sample_sig(10, 1000) != cp_sample_sig(11, 1000));
 	CHECK(cp_sample_sig(10, 1000) != cp_sample_sig(10, 1001));
 	CHECK_EQ(cp_sample_sig(10, 1000), cp_sample_sig(10, 1000));
+
+	/* the path's rate: the larger estimate, at most the cap */
+	CHECK_EQ(cp_path_rate(339000, 1190000, CP_U64_MAX), 1190000);
+	CHECK_EQ(cp_path_rate(1190000, 339000, CP_U64_MAX), 1190000);
+	CHECK_EQ(cp_path_rate(1190000, 0, CP_U64_MAX), 1190000);
+	CHECK_EQ(cp_path_rate(1190000, 2000000, 1500000), 1500000);
 
 	/* measure resolves to itself */
 	CHECK_EQ(cp_resolve_policy(CP_MEASURE, 5000, 4000, 100000, 120),
