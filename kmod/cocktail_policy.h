@@ -439,6 +439,13 @@ static inline u32 cp_cwv7661_nvp_ssthresh(u32 ssthresh, u32 cwnd)
 /* Hoe's estimate needs at least 3 segments of ACK train: 2 ACK gaps. */
 #define CP_HOE_MIN_SEGS		3U
 
+/*
+ * An ACK ends a train when its gap per segment is more than 4 times the
+ * train's mean: delayed ACKs (every second segment) and a late ACK or two
+ * stay well inside that, the idle rest of a round trip does not.
+ */
+#define CP_TRAIN_BREAK		4U
+
 /* Floor of an estimated ssthresh: Reno's own minimum, tcp_reno_ssthresh(). */
 #define CP_SSTHRESH_MIN		2U
 
@@ -581,6 +588,20 @@ static inline u32 cp_hoe_ssthresh(u32 segs, u32 interval_us, u32 mss,
 	if (!rate || !rtt_us)
 		return 0;
 	return cp_max(cp_bdp_segs(rate, rtt_us, mss), CP_SSTHRESH_MIN);
+}
+
+/*
+ * Does an ACK that delivered @acked segments @gap_us after the previous
+ * one end a train that delivered @segs over @span_us before it?  Only a
+ * train of two segments or more has a mean to compare with.
+ */
+static inline bool cp_train_breaks(u32 segs, u32 span_us, u32 acked,
+				   u32 gap_us)
+{
+	if (segs < 2)
+		return false;
+	/* acked * span fits 64 bits, CP_TRAIN_BREAK times it may not */
+	return (u64)gap_us * segs / CP_TRAIN_BREAK > (u64)acked * span_us;
 }
 
 /*

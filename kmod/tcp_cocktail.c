@@ -308,8 +308,8 @@ enum cocktail_mstate {
 
 /* Where the ACK train of the current round is. */
 enum cocktail_train {
-	CT_WAIT,	/* waiting for the first ACK of a round */
-	CT_TRAIN,	/* timing the ACKs of that round */
+	CT_WAIT,	/* no train: the next ACK starts one */
+	CT_TRAIN,	/* timing a run of ACKs */
 };
 
 /*
@@ -926,55 +926,55 @@ static void cocktail_check_ack(struct sock *sk, s32 rtt_us)
 }
 
 /*
- * The ACK train of each round (when no measured flight is being
- * checked): segments sent in a burst, or ACK-clocked behind one, leave the
- * bottleneck spaced by its rate, and so do their ACKs; the segments
- * delivered from a round's first ACK to the ACK that completes it, over
- * the time between them, are the bottleneck's rate, whatever part of the
- * round trip the window filled.  (The delivery rate is the window over
- * the round trip: the rate the connection achieved, not the path's.)
- * Trains feed the windowed max cap; the first one of a connection gives
- * Hoe's ssthresh estimate.  A train shorter than CP_HOE_MIN_SEGS tells
- * nothing and is dropped.
+ * ACK trains (whenever no measured flight is being checked): segments
+ * sent in a burst, or ACK-clocked behind one, leave the bottleneck spaced
+ * by its rate, and so do their ACKs.  A train is a run of ACKs without a
+ * pause: it ends at an ACK whose gap per segment delivered is more than
+ * CP_TRAIN_BREAK times the train's mean so far (the idle part of a round
+ * trip whose window did not fill it, a delayed ACK).  The segments it
+ * delivered over its duration are the bottleneck's rate, whatever part of
+ * the round trip the window filled: the delivery rate is the window over
+ * the round trip, what the connection achieved, not what the path can
+ * do.  Trains of at least CP_CHECK_MIN_SEGS segments feed the windowed
+ * max cap; the first of at least CP_HOE_MIN_SEGS gives Hoe's ssthresh
+ * estimate.  The previous ACK's time is tp->delivered_mstamp, which the
+ * kernel moves only after .pkts_acked.
  */
-static void cocktail_train_ack(struct sock *sk)
+static void cocktail_train_ack(struct sock *sk, u32 acked)
 {
 	struct cocktail *ca = inet_csk_ca(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
-	u32 segs, elapsed, est;
+	u32 now = (u32)tp->tcp_mstamp, prev = (u32)tp->delivered_mstamp;
+	u32 segs, span, est;
 
-	/*
-	 * This ACK begins a round (cocktail_update_round() moves
-	 * round_end_seq to snd_nxt after it): the train starts here, and it
-	 * ends at the ACK that reaches the new round_end_seq.
-	 */
-	if (ca->train == CT_WAIT) {
-		if (!cp_after(tp->snd_una, ca->round_end_seq))
-			return;
-		ca->train = CT_TRAIN;
-		ca->train_us = (u32)tp->tcp_mstamp;
-		ca->train_delivered = tp->delivered;
+	if (!acked)
 		return;
+	segs = tp->delivered - acked - ca->train_delivered;
+	span = prev - ca->train_us;
+	if (ca->train == CT_TRAIN &&
+	    !cp_train_breaks(segs, span, acked, now - prev))
+		return;
+	/* The train ended at the previous ACK; this one starts the next. */
+	if (ca->train == CT_TRAIN && span) {
+		if (segs >= CP_CHECK_MIN_SEGS)
+			cp_maxwin_update(&ca->cap, ca->round,
+					 COCKTAIL_BW_ROUNDS,
+					 cp_rate(segs, tp->mss_cache, span,
+						 CP_U64_MAX));
+		if (ca->hoe && segs >= CP_HOE_MIN_SEGS) {
+			ca->hoe = 0;
+			est = cp_hoe_ssthresh(segs, span, tp->mss_cache,
+					      cocktail_path_rtt_us(tp));
+			if (tcp_in_initial_slowstart(tp) &&
+			    inet_csk(sk)->icsk_ca_state == TCP_CA_Open) {
+				tp->snd_ssthresh = min(est, tp->snd_cwnd_clamp);
+				cocktail_count(CC_SSTHRESH_EST);
+			}
+		}
 	}
-	if (cp_before(tp->snd_una, ca->round_end_seq))
-		return;
-	ca->train = CT_WAIT;
-	segs = tp->delivered - ca->train_delivered;
-	elapsed = (u32)tp->tcp_mstamp - ca->train_us;
-	if (segs < CP_HOE_MIN_SEGS || !elapsed)
-		return;
-	cp_maxwin_update(&ca->cap, ca->round, COCKTAIL_BW_ROUNDS,
-			 cp_rate(segs, tp->mss_cache, elapsed, CP_U64_MAX));
-	if (!ca->hoe)
-		return;
-	ca->hoe = 0;
-	if (!tcp_in_initial_slowstart(tp) ||
-	    inet_csk(sk)->icsk_ca_state != TCP_CA_Open)
-		return;
-	est = cp_hoe_ssthresh(segs, elapsed, tp->mss_cache,
-			      cocktail_path_rtt_us(tp));
-	tp->snd_ssthresh = min(est, tp->snd_cwnd_clamp);
-	cocktail_count(CC_SSTHRESH_EST);
+	ca->train = CT_TRAIN;
+	ca->train_us = now;
+	ca->train_delivered = tp->delivered;
 }
 
 static void cocktail_pkts_acked(struct sock *sk,
@@ -985,7 +985,7 @@ static void cocktail_pkts_acked(struct sock *sk,
 	if (ca->mstate)
 		cocktail_check_ack(sk, sample->rtt_us);
 	else
-		cocktail_train_ack(sk);
+		cocktail_train_ack(sk, sample->pkts_acked);
 }
 
 /*

@@ -504,6 +504,19 @@ static void test_measure(void)
 	CHECK_EQ(cp_path_rate(1190000, 0, CP_U64_MAX), 1190000);
 	CHECK_EQ(cp_path_rate(1190000, 2000000, 1500000), 1500000);
 
+	/* trains: 2 segments every 2.4 ms; a 40 ms delayed ACK or the idle
+	 * rest of a round trip ends one, a late ACK does not */
+	CHECK(!cp_train_breaks(0, 0, 2, 150000));	/* nothing to compare */
+	CHECK(!cp_train_breaks(1, 2400, 2, 150000));
+	CHECK(!cp_train_breaks(8, 9600, 2, 2400));
+	CHECK(!cp_train_breaks(8, 9600, 2, 9600));	/* 4 x: not more */
+	CHECK(cp_train_breaks(8, 9600, 2, 9601));
+	CHECK(cp_train_breaks(8, 9600, 1, 40000));
+	CHECK(cp_train_breaks(8, 9600, 2, 150000));
+	CHECK(cp_train_breaks(4, 0, 2, 1));	/* compressed ACKs */
+	CHECK(!cp_train_breaks(0xffffffffu, 0xffffffffu, 0xffffffffu,
+			       0xffffffffu));
+
 	/* measure resolves to itself */
 	CHECK_EQ(cp_resolve_policy(CP_MEASURE, 5000, 4000, 100000, 120),
 		 CP_MEASURE);

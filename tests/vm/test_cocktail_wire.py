@@ -698,7 +698,8 @@ def outstanding_after(pkts, sender, port, start):
         elif p.dst == sender and p.flags & 0x10:
             if ack is None or seq_after(p.ack, ack):
                 ack = p.ack
-        if p.ts >= start and high is not None and ack is not None:
+        if p.ts >= start and high is not None and ack is not None and \
+                seq_after(high, ack):
             most = max(most, (high - ack) & 0xFFFFFFFF)
     return most
 
@@ -766,20 +767,21 @@ def test_measure_competitor_arrives(cocktail):
 
 def test_rate_filter_ages(cocktail):
     """Warm up at 10 Mbit/s (600 segments), reshape the bottleneck to
-    2 Mbit/s, transfer there (600 segments, about 50 round trips, more
-    than the rate filter's 20), idle 1.5 s and restart: the restart's rate
+    2 Mbit/s, transfer there (1200 segments: with the 20-packet queue's
+    120 ms over 50 ms, about 40 round trips, more than the rate filters'
+    20), idle 1.5 s and restart: the restart's rate
     (restart event pacing_rate) is at most 2.5 Mbit/s, not the 10 Mbit/s
     of the warm-up that the kernel's saved sample still held."""
     params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
            ssthresh_est=1)
-    with Topo(rtt=50, rate="10mbit", limit=100) as t:
+    with Topo(rtt=50, rate="10mbit", limit=20) as t:
         bn = t.info["bottleneck"]
 
         def reshape(srv, cli, mss):
             tc(bn["ns"], ["qdisc", "change", "dev", bn["dev"], "parent",
                           "1:1", "handle", "10:", "netem", "rate", "2mbit",
-                          "limit", "100"])
-            traffic.send_and_time(srv, cli, 600 * mss, 300)
+                          "limit", "20"])
+            traffic.send_and_time(srv, cli, 1200 * mss, 300)
         r = burst_after_idle(t, "measure_aging", 600, 1.5, 100,
                              between=reshape)
     info = measure_info(r)
@@ -790,7 +792,7 @@ def test_rate_filter_ages(cocktail):
             rate * 8 / 1e6, info)
 
 
-@pytest.mark.parametrize("rtt,rate", [(40, 10), (100, 10), (100, 30)])
+@pytest.mark.parametrize("rtt,rate", [(40, 10), (100, 10), (200, 5)])
 def test_ssthresh_estimate(cocktail, rtt, rate):
     """Hoe's estimate: a new connection's ssthresh (tcp_info after a
     300-segment transfer on a path whose queue holds more than any
