@@ -446,6 +446,18 @@ static inline u32 cp_cwv7661_nvp_ssthresh(u32 ssthresh, u32 cwnd)
  */
 #define CP_TRAIN_BREAK		4U
 
+/*
+ * ACK trains are timed where the sender processes the ACKs, and a host
+ * that holds the socket while ACKs queue in its backlog processes them
+ * microseconds apart: such a train shows a rate the path never had.  A
+ * train counts only when it spans at least 1/64 of the path's RTT (3 ms
+ * at 200 ms: a packet's time at 4 Mbit/s; 16 us at 1 ms) and shows at
+ * most 4 times the delivery rate the connection achieved: the most a
+ * window a quarter of the BDP hides.
+ */
+#define CP_TRAIN_MIN_SPAN_SHIFT	6U
+#define CP_TRAIN_MAX_GAIN	4U
+
 /* Floor of an estimated ssthresh: Reno's own minimum, tcp_reno_ssthresh(). */
 #define CP_SSTHRESH_MIN		2U
 
@@ -602,6 +614,19 @@ static inline bool cp_train_breaks(u32 segs, u32 span_us, u32 acked,
 		return false;
 	/* acked * span fits 64 bits, CP_TRAIN_BREAK times it may not */
 	return (u64)gap_us * segs / CP_TRAIN_BREAK > (u64)acked * span_us;
+}
+
+/*
+ * Is a train's @rate (B/s over @span_us) believable next to the delivery
+ * rate @bw (0: none yet) on a path of @rtt_us?  See CP_TRAIN_MAX_GAIN.
+ */
+static inline bool cp_train_plausible(u64 rate, u32 span_us, u64 bw,
+				      u32 rtt_us)
+{
+	if (!rate || (u64)span_us << CP_TRAIN_MIN_SPAN_SHIFT < rtt_us)
+		return false;
+	return !bw || bw > CP_U64_MAX / CP_TRAIN_MAX_GAIN ||
+	       rate <= bw * CP_TRAIN_MAX_GAIN;
 }
 
 /*

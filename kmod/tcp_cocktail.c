@@ -936,8 +936,10 @@ static void cocktail_check_ack(struct sock *sk, s32 rtt_us)
  * the round trip the window filled: the delivery rate is the window over
  * the round trip, what the connection achieved, not what the path can
  * do.  Trains of at least CP_CHECK_MIN_SEGS segments feed the windowed
- * max cap; the first of at least CP_HOE_MIN_SEGS gives Hoe's ssthresh
- * estimate.  The previous ACK's time is tp->delivered_mstamp, which the
+ * max cap, unless cp_train_plausible() says its ACKs were bunched by the
+ * receiving host (a socket backlog processed in one go times them
+ * microseconds apart); the first of at least CP_HOE_MIN_SEGS gives Hoe's
+ * ssthresh estimate.  The previous ACK's time is tp->delivered_mstamp, which the
  * kernel moves only after .pkts_acked.
  */
 static void cocktail_train_ack(struct sock *sk, u32 acked)
@@ -946,6 +948,7 @@ static void cocktail_train_ack(struct sock *sk, u32 acked)
 	struct tcp_sock *tp = tcp_sk(sk);
 	u32 now = (u32)tp->tcp_mstamp, prev = (u32)tp->delivered_mstamp;
 	u32 segs, span, est;
+	u64 rate;
 
 	if (!acked)
 		return;
@@ -956,11 +959,12 @@ static void cocktail_train_ack(struct sock *sk, u32 acked)
 		return;
 	/* The train ended at the previous ACK; this one starts the next. */
 	if (ca->train == CT_TRAIN && span) {
-		if (segs >= CP_CHECK_MIN_SEGS)
+		rate = cp_rate(segs, tp->mss_cache, span, CP_U64_MAX);
+		if (segs >= CP_CHECK_MIN_SEGS &&
+		    cp_train_plausible(rate, span, cp_maxwin_get(&ca->bw),
+				       cocktail_path_rtt_us(tp)))
 			cp_maxwin_update(&ca->cap, ca->round,
-					 COCKTAIL_BW_ROUNDS,
-					 cp_rate(segs, tp->mss_cache, span,
-						 CP_U64_MAX));
+					 COCKTAIL_BW_ROUNDS, rate);
 		if (ca->hoe && segs >= CP_HOE_MIN_SEGS) {
 			ca->hoe = 0;
 			est = cp_hoe_ssthresh(segs, span, tp->mss_cache,

@@ -517,6 +517,16 @@ static void test_measure(void)
 	CHECK(!cp_train_breaks(0xffffffffu, 0xffffffffu, 0xffffffffu,
 			       0xffffffffu));
 
+	/* plausible trains: long enough, at most 4 x the delivery rate */
+	CHECK(cp_train_plausible(1190000, 9600, 339000, 200000));
+	CHECK(!cp_train_plausible(1190000, 3124, 339000, 200000));
+	CHECK(cp_train_plausible(1190000, 3125, 339000, 200000));
+	CHECK(!cp_train_plausible(1400000, 9600, 339000, 200000));
+	CHECK(cp_train_plausible(1356000, 9600, 339000, 200000));
+	CHECK(cp_train_plausible(1190000, 9600, 0, 200000));
+	CHECK(!cp_train_plausible(0, 9600, 339000, 200000));
+	CHECK(cp_train_plausible(CP_U64_MAX, 9600, CP_U64_MAX / 2, 200000));
+
 	/* measure resolves to itself */
 	CHECK_EQ(cp_resolve_policy(CP_MEASURE, 5000, 4000, 100000, 120),
 		 CP_MEASURE);
