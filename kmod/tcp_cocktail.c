@@ -969,7 +969,7 @@ static void cocktail_train_ack(struct sock *sk, u32 acked)
 			ca->hoe = 0;
 			est = cp_hoe_ssthresh(segs, span, tp->mss_cache,
 					      cocktail_path_rtt_us(tp));
-			if (tcp_in_initial_slowstart(tp) &&
+			if (est && tcp_in_initial_slowstart(tp) &&
 			    inet_csk(sk)->icsk_ca_state == TCP_CA_Open) {
 				tp->snd_ssthresh = min(est, tp->snd_cwnd_clamp);
 				cocktail_count(CC_SSTHRESH_EST);
