@@ -1,0 +1,181 @@
+"""The scorecard's classification (bench/lib/scorecard.py) on hand-made
+cells and rows, and its report on the committed grids (host, no VM)."""
+import pytest
+
+from bench.lib import scorecard as sc
+from bench.scenarios import scorecard as scen
+
+D = sc.DEFAULT
+
+
+def cell(default, **base):
+    """{policy: {time, harm}}: DEFAULT and the baselines as (time, harm)."""
+    c = {D: {"time": default[0], "harm": default[1]}}
+    names = {"ssr": "linux-default", "nossai": "cubic-nossai", "bbr": "bbr"}
+    for k, (t, h) in base.items():
+        c[names[k]] = {"time": t, "harm": h}
+    return c
+
+
+def status(c):
+    return sc.classify(c)["status"]
+
+
+def test_a_faster_baseline_with_no_more_harm_dominates():
+    v = sc.classify(cell((2.0, 5), ssr=(2.1, 5), nossai=(1.5, 5),
+                         bbr=(1.0, 9)))
+    assert v["status"] == "dominated"
+    # bbr is faster but harms more: it does not dominate
+    assert v["dominators"] == ["cubic-nossai"]
+    assert v["fastest"] == "bbr" and v["ratio"] == 2.0
+
+
+def test_faster_but_more_harm_is_neither():
+    # every baseline faster by more than 5%, each with more harm
+    assert status(cell((2.0, 5), ssr=(1.5, 6), nossai=(1.5, 7),
+                       bbr=(1.0, 30))) == "neither"
+
+
+def test_within_five_percent_with_least_harm_wins():
+    assert status(cell((1.04, 3), ssr=(1.2, 3), nossai=(1.0, 4),
+                       bbr=(1.1, 10))) == "won"
+    # faster than every baseline
+    assert status(cell((0.5, 0), ssr=(1.0, 0), nossai=(1.0, 0),
+                       bbr=(1.0, 0))) == "won"
+
+
+def test_within_five_percent_but_more_harm_than_one_baseline_is_neither():
+    # harm 4 > linux-default's 3: not won; and no baseline is >5% faster
+    assert status(cell((1.04, 4), ssr=(1.2, 3), nossai=(1.0, 4),
+                       bbr=(1.1, 10))) == "neither"
+
+
+def test_ties_at_the_boundaries():
+    # exactly 5% slower than the fastest: within 5% (won), not "more
+    # than 5% faster" (not dominated), equal harm counts as no more
+    assert status(cell((1.05, 2), ssr=(1.0, 2), nossai=(1.0, 2),
+                       bbr=(1.0, 2))) == "won"
+    # a hair over 5% slower, equal harm: dominated by all three
+    v = sc.classify(cell((1.0501, 2), ssr=(1.0, 2), nossai=(1.0, 2),
+                         bbr=(1.0, 2)))
+    assert v["status"] == "dominated" and len(v["dominators"]) == 3
+    # equal times, equal harm: won
+    assert status(cell((1.0, 0), ssr=(1.0, 0), nossai=(1.0, 0),
+                       bbr=(1.0, 0))) == "won"
+
+
+def test_dominated_and_won_exclude_each_other():
+    import itertools
+    times, harms = (0.9, 1.0, 1.04, 1.05, 1.06, 2.0), (0, 1, 2)
+    for td, hd, t1, h1, t2, h2 in itertools.product(times, harms, times,
+                                                    harms, times, harms):
+        v = sc.classify(cell((td, hd), ssr=(t1, h1), nossai=(t2, h2),
+                             bbr=(1.0, 1)))
+        assert v["status"] in ("dominated", "won", "neither")
+        if v["status"] == "won":
+            assert not v["dominators"]
+
+
+def test_missing_harm_or_policy_is_incomplete_unless_dominated():
+    # the default's harm unknown: nothing can be said
+    assert status(cell((1.0, None), ssr=(2.0, 0), nossai=(2.0, 0),
+                       bbr=(2.0, 0))) == "incomplete"
+    # a baseline's harm unknown: the default cannot be said to have won
+    assert status(cell((1.0, 0), ssr=(2.0, None), nossai=(1.0, 0),
+                       bbr=(1.0, 0))) == "incomplete"
+    # a baseline missing, another one dominates: dominated all the same
+    assert status(cell((2.0, 3), ssr=(1.0, 3), bbr=(3.0, 0))) == \
+        "dominated"
+    # no default at all
+    assert status({"bbr": {"time": 1.0, "harm": 0}}) == "incomplete"
+
+
+def test_tally_counts_every_status():
+    vs = [{"status": s} for s in ("won", "won", "dominated", "neither",
+                                  "incomplete")]
+    assert sc.tally(vs) == {"cells": 5, "won": 2, "dominated": 1,
+                            "neither": 1, "incomplete": 1}
+
+
+def test_harm_adds_what_the_cross_traffic_lost():
+    # UDP: datagrams dropped
+    assert sc.row_harm({"burst_retrans": 4, "cross_udp_dropped": 6},
+                       "burst_retrans", "udp") == (10.0, True)
+    # an old row without the column: retransmissions only, and it says so
+    assert sc.row_harm({"burst_retrans": 4}, "burst_retrans", "udp") == \
+        (4.0, False)
+    # TCP: 8000 kbit/s before, 4000 during a 2 s burst: 1 MB lost, in
+    # segments of 1000 bytes
+    r = {"burst_retrans": 1, "seconds": 2.0, "mss": 1000,
+         "cross_tcp_kbit_before": 8000, "cross_tcp_kbit_burst": 4000}
+    assert sc.row_harm(r, "burst_retrans", "tcp") == (1001.0, True)
+    # the bulk flow gained during the burst: no loss
+    r["cross_tcp_kbit_burst"] = 9000
+    assert sc.row_harm(r, "burst_retrans", "tcp") == (1.0, True)
+    assert sc.row_harm({"retrans": 2}, "retrans", "none") == (2.0, True)
+    assert sc.row_harm({"retrans": ""}, "retrans", "none") == (None, False)
+    with pytest.raises(ValueError):
+        sc.cross_harm({}, "icmp")
+
+
+def test_cell_values_median_time_and_mean_harm_per_repetition():
+    # restart-like: one row a repetition
+    rows = [{"rep": i, "seconds": s, "burst_retrans": h}
+            for i, (s, h) in enumerate(((1.0, 0), (3.0, 0), (2.0, 9)))]
+    v = sc.cell_values(rows, "burst_retrans", lambda r: "none")
+    assert (v["time"], v["harm"], v["reps"]) == (2.0, 3.0, 3)
+    assert sc.cell_values(rows, "burst_retrans", lambda r: "none",
+                          harm_agg="median")["harm"] == 0
+    # keepalive-like: a repetition's requests sum, then the mean over
+    # repetitions; time is the median over every request
+    rows = [{"rep": rep, "seconds": 0.1 * (i + 1), "retrans": rep}
+            for rep in (0, 1) for i in range(3)]
+    v = sc.cell_values(rows, "retrans", lambda r: "none")
+    assert v["harm"] == (0 + 3) / 2 and v["time"] == pytest.approx(0.2)
+    # a failed run (no time) is neither a time nor a harm
+    rows.append({"rep": 2, "seconds": None, "retrans": 99})
+    assert sc.cell_values(rows, "retrans", lambda r: "none")["harm"] == 1.5
+
+
+def test_default_policy_is_cocktail_default_when_present():
+    assert sc.default_policy([{"policy": "cocktail-auto"}]) == \
+        "cocktail-auto"
+    assert sc.default_policy([{"policy": "cocktail-auto"},
+                              {"policy": "cocktail-default"}]) == \
+        "cocktail-default"
+
+
+def test_old_rows_read_as_the_cross_traffic_they_ran_with():
+    assert scen.restart_cross({}) == "udp"
+    assert scen.restart_cross({"cross": "tcp"}) == "tcp"
+    assert scen.keepalive_cross({"compete": 1}) == "tcp"
+    assert scen.keepalive_cross({"compete": 0}) == "none"
+    assert scen.keepalive_cross({"compete": 0, "cross": "udp"}) == "udp"
+
+
+def test_committed_grids_give_the_issue_counts():
+    """The committed CSVs predate cocktail-default: the scorecard scores
+    cocktail-auto and finds 51 of 127 cells dominated."""
+    grids = scen.load()
+    scored = scen.score(grids)
+    got = {g.name: sc.tally(v for _, _, v in scored[g.name]) for g in grids}
+    assert {g.default for g in grids} == {"cocktail-auto"}
+    assert {k: (t["dominated"], t["cells"]) for k, t in got.items()} == {
+        "chan2m": (19, 64), "modern50m": (6, 8), "keepalive": (26, 55)}
+    assert sum(t["won"] for t in got.values()) == 21
+
+
+def test_report_writes_table_csv_and_plot(tmp_path):
+    class Ctx:
+        only, outdir, notes, extra = {}, tmp_path, [], {}
+
+        def log(self, msg):
+            pass
+    ctx = Ctx()
+    scen.run(ctx)
+    scen.report(ctx, [])
+    md = (tmp_path / "table.md").read_text()
+    assert "| **all** | | 127 | **51** | **21** |" in md
+    assert "`cocktail-auto`" in md
+    assert (tmp_path / "pareto.png").read_bytes()[:4] == b"\x89PNG"
+    assert "dominated" in (tmp_path / "cells.csv").read_text()
