@@ -218,7 +218,8 @@ def write_readme(name, outdir, mod=None):
             for i, r in enumerate(runs)]
     md.append("Reproduce (%s)%s:\n\n%s\n" % (
         "on the host: it reads other scenarios' results" if name in HOST
-        else "bench/run boots the test VM", "; runs.csv holds the rows of these %d runs" % len(runs)
+        else "bench/run boots the test VM",
+        "; runs.csv holds the rows of these %d runs" % len(runs)
         if len(runs) > 1 else "", "".join("    %s\n" % c for c in cmds)))
     when = m.get("date_utc") or m.get("date")
     if when or m.get("kernel"):

@@ -179,3 +179,45 @@ def test_report_writes_table_csv_and_plot(tmp_path):
     assert "`cocktail-auto`" in md
     assert (tmp_path / "pareto.png").read_bytes()[:4] == b"\x89PNG"
     assert "dominated" in (tmp_path / "cells.csv").read_text()
+
+
+def test_cocktail_default_runs_the_declared_defaults(tmp_path):
+    """cocktail-default is one of the grids' policies; its parameters are
+    the module's declared defaults ("(default X)" / "(RANGE, default X)"
+    in the parameter descriptions, read from the .ko's modinfo)."""
+    from bench.lib import policies
+    d = policies.BY_NAME["cocktail-default"]
+    assert d in policies.ALL and d.defaults and d.cocktail == {}
+    assert "tcp_cocktail." not in policies.profile_text(d)
+    ko = tmp_path / "m.ko"
+    ko.write_bytes(
+        b"\x7fELF junk\0parm=restart:after idle: ssr | auto (default auto)"
+        b"\0parmtype=restart:charp\0parm=auto_rtt_us:threshold "
+        b"(1..10000000, default 100000)\0parm=stats:read-only counters\0"
+        b"parm=iw:initial window (default 10); a route's initcwnd wins\0")
+    assert policies.declared_defaults(ko) == {
+        "restart": "auto", "auto_rtt_us": "100000", "iw": "10"}
+
+
+def test_restart_grid_has_both_cross_kinds_and_filters_them():
+    from bench.scenarios import restart
+
+    class Ctx:
+        quick, only = True, {}
+    cells = list(restart._grid(Ctx))
+    assert all(c[4] == ["udp", "tcp"] for c in cells)
+    Ctx.only = {"cross": ["tcp"], "delay_ms": ["20"]}
+    assert list(restart._grid(Ctx)) == [("chan2m", "droptail", 20, [100],
+                                         ["tcp"])]
+    assert "cross" in restart.RESUME_KEY
+    # old rows (no cross column) are UDP rows; tcp rows get a profile of
+    # their own in the restart report
+    rows = restart.by_cross([{"profile": "chan2m"},
+                             {"profile": "chan2m", "cross": "udp"},
+                             {"profile": "chan2m", "cross": "tcp"}])
+    assert [r["profile"] for r in rows] == ["chan2m", "chan2m",
+                                            "chan2m+tcp"]
+    p = restart.PROFILES["chan2m"]
+    # tcp: the burst's fair share is half the link
+    assert restart.ideal_s(p, 0, 100, 1460, "tcp") < \
+        restart.ideal_s(p, 0, 100, 1460, "udp")
