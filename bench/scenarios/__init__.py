@@ -21,6 +21,8 @@ SCENARIOS = {
     "ooo": "out-of-order holds measured by tcp_oooprobe",
     "demo": "make demo: restart policies side by side on one link",
     "pacerate": "the paced restart at each pace_rate (demo's link)",
+    "fleet": "many keep-alive connections of one policy restarting on "
+             "one bottleneck",
     "scorecard": "time and harm of the module's default against the "
                  "baselines, per cell of the restart and keepalive grids",
 }

@@ -221,3 +221,29 @@ def test_restart_grid_has_both_cross_kinds_and_filters_them():
     # tcp: the burst's fair share is half the link
     assert restart.ideal_s(p, 0, 100, 1460, "tcp") < \
         restart.ideal_s(p, 0, 100, 1460, "udp")
+
+
+def test_fleet_jain_cells_and_summary():
+    from bench.scenarios import fleet
+    assert fleet.jain([1, 1, 1, 1]) == 1.0
+    assert fleet.jain([1, 0, 0, 0]) == 0.25
+    assert fleet.jain([]) is None and fleet.jain([0, 0]) is None
+    assert list(fleet.cells(fleet.QUICK)) == [(100, "sync", 64),
+                                              (100, "random", 64)]
+    assert list(fleet.cells(fleet.FULL, {"mode": ["random"],
+                                         "rtt_ms": ["20"]})) == \
+        [(20, "random", 64)]
+    assert fleet.QUICK["conns"] >= 20 and fleet.QUICK["servers"] > 1
+    rows = []
+    for conn, lat in ((0, 0.1), (1, 0.1), (2, 0.4)):
+        for req in range(2):
+            rows.append({"rtt_ms": 100, "mode": "sync", "size_kb": 64,
+                         "policy": "bbr", "rep": 0, "conn": conn, "req": req,
+                         "seconds": lat, "retrans": conn, "cell_drops": 7})
+    rows.append({"rtt_ms": 100, "mode": "sync", "size_kb": 64,
+                 "policy": "bbr", "rep": 0, "error": "x"})
+    s = fleet.summary(rows)[(100, "sync", 64)]["bbr"]
+    assert (s["p50"], s["rtx"], s["drops"], s["n"], s["conns"]) == \
+        (0.1, 6, 7, 6, 3)
+    # goodputs 1 : 1 : 1/4
+    assert s["jain"] == pytest.approx(2.25 ** 2 / (3 * 2.0625))
