@@ -114,7 +114,9 @@ def cell_values(rows, retrans, cross_of, harm_agg="mean",
         harm = stats.median(vals) if harm_agg == "median" else \
             stats.mean(vals)
     return {"time": stats.median(times), "harm": harm, "reps": len(per_rep),
-            "cross_known": known and harm is not None}
+            "cross_known": known and harm is not None,
+            "ideal": stats.median(r.get("ideal_s") for r in rows
+                                  if r.get("ideal_s") not in (None, ""))}
 
 
 def _ok(c):
@@ -150,6 +152,37 @@ def classify(cell, default=DEFAULT, baselines=BASELINES, tol=TOL):
         out["status"] = "won"
     else:
         out["status"] = "neither"
+    return out
+
+
+# the issue's goals: on a path the idle period did not change, the
+# default within this factor of the ideal
+QUIET_IDEAL = 1.10
+
+
+def goals(cells, default=DEFAULT, baseline="linux-default"):
+    """The goals over CELLS ([(cross kind, {policy: cell_values})]):
+    quiet (cross "none": cells, and those where the default is within
+    QUIET_IDEAL of the ideal with harm no higher than any baseline's)
+    and busy (cross traffic: cells, and those where the default is
+    faster than BASELINE with no more harm)."""
+    out = {"quiet": 0, "quiet_met": 0, "busy": 0, "busy_met": 0}
+    for cross, c in cells:
+        d = c.get(default)
+        if not _ok(d):
+            continue
+        if cross == "none":
+            if not d.get("ideal") or not all(_ok(c.get(b))
+                                             for b in BASELINES):
+                continue
+            out["quiet"] += 1
+            out["quiet_met"] += d["time"] <= QUIET_IDEAL * d["ideal"] * \
+                (1 + _EPS) and all(d["harm"] <= c[b]["harm"]
+                                   for b in BASELINES)
+        elif _ok(c.get(baseline)):
+            out["busy"] += 1
+            out["busy_met"] += d["time"] < c[baseline]["time"] and \
+                d["harm"] <= c[baseline]["harm"]
     return out
 
 

@@ -182,6 +182,27 @@ def _ratios_md(grids, scored):
     return md
 
 
+def _goals_md(grids, scored):
+    """The goals per grid: quiet paths (no cross traffic) within 1.10x
+    the ideal with harm no higher than any baseline's; paths with cross
+    traffic faster than linux-default with no more harm."""
+    md = ["\n## Goals\n\nQuiet: cells without cross traffic where the "
+          "default took at most %.2f× the ideal (the grid's `ideal_s`) "
+          "with harm no higher than any baseline's. Busy: cells with "
+          "cross traffic (restart: it starts during the idle period; "
+          "keepalive: a bulk flow throughout) where the default was "
+          "faster than `linux-default` with no more harm.\n\n"
+          "| grid | quiet cells | quiet: goal met | busy cells | busy: goal "
+          "met |\n|---|---|---|---|---|\n" % sc.QUIET_IDEAL]
+    for g in grids:
+        cross_at = g.key.index("cross")
+        o = sc.goals([(k[cross_at], c) for k, c, _ in scored[g.name]],
+                     g.default)
+        md.append("| %s | %d | %d | %d | %d |\n" % (
+            g.name, o["quiet"], o["quiet_met"], o["busy"], o["busy_met"]))
+    return md
+
+
 def _drops_harm(r):
     v = r.get("bottleneck_drops")
     return None if v in (None, "") else float(v)
@@ -319,6 +340,7 @@ def report(ctx, rows):
         md.append("\nIn %s the rows do not record what the cross traffic "
                   "lost (they predate the `cross_*` columns): there harm is "
                   "the retransmissions alone.\n" % ", ".join(legacy))
+    md += _goals_md(grids, scored)
     md += _ratios_md(grids, scored)
     md += _sensitivity_md(grids)
     md.append("\n## Every cell\n")

@@ -247,3 +247,21 @@ def test_fleet_jain_cells_and_summary():
         (0.1, 6, 7, 6, 3)
     # goodputs 1 : 1 : 1/4
     assert s["jain"] == pytest.approx(2.25 ** 2 / (3 * 2.0625))
+
+
+def test_goals_quiet_against_the_ideal_busy_against_linux_default():
+    def c(d, ideal=1.0, ssr=(1.0, 0), nossai=(1.0, 0), bbr=(1.0, 0)):
+        x = cell(d, ssr=ssr, nossai=nossai, bbr=bbr)
+        x[D]["ideal"] = ideal
+        return x
+    cells = [
+        ("none", c((1.10, 0))),                 # quiet, met (boundary)
+        ("none", c((1.11, 0))),                 # quiet, too slow
+        ("none", c((1.0, 1))),                  # quiet, more harm
+        ("udp", c((0.9, 5), ssr=(1.0, 5))),     # busy, met
+        ("tcp", c((0.9, 6), ssr=(1.0, 5))),     # busy, more harm
+        ("tcp", c((1.0, 0), ssr=(1.0, 5))),     # busy, not faster
+        ("udp", {D: {"time": 1.0, "harm": None}}),   # no harm: not counted
+    ]
+    assert sc.goals(cells) == {"quiet": 3, "quiet_met": 1, "busy": 3,
+                               "busy_met": 1}
