@@ -29,8 +29,10 @@ idle period; then s1 writes the burst.  The cross traffic (`cross`):
 - `tcp`: one CUBIC bulk flow s2 -> r2 through the same bottleneck
   (responsive), with the profile's window clamp and timestamps;
   cross_tcp_kbit_before = its goodput at the receiver over the second
-  half of the idle period, cross_tcp_kbit_burst = during the burst,
-  cross_tcp_retrans = its retransmissions during the burst.  Time = the
+  half of the idle period (cross_tcp_before_s long; at long RTTs the
+  flow is still in slow start there, so it reads low),
+  cross_tcp_kbit_burst = during the burst, cross_tcp_retrans = its
+  retransmissions during the burst.  Time = the
 receiver's last byte minus the sender's write (one process, one clock).
 Ideal = one-way delay + burst bytes on the wire / (rate - cross rate)
 (`tcp`: / half the rate, the burst's fair share beside the bulk flow).
@@ -228,8 +230,10 @@ def one_run(topo, lst, p, pol, burst, delay_ms, params, cross_kind="udp",
         t_idle0 = time.monotonic()
         cross.start()                       # idle period begins
         # slow bookkeeping (a tc process: seconds on a loaded TCG host)
-        # happens inside the idle period, then sleep to its planned end
-        drops0 = bottleneck_drops(topo)
+        # runs beside the idle period, which is slept to its planned end
+        # (the cross traffic's mid-idle mark on time); the burst waits
+        # for it if it takes longer
+        drops0 = parallel.Background(bottleneck_drops, topo)
         idle = IDLE_RTO * rto_s - before["last_data_sent"] / 1000.0
         left = t_idle0 + idle / 2 - time.monotonic()
         if left > 0:
@@ -238,6 +242,7 @@ def one_run(topo, lst, p, pol, burst, delay_ms, params, cross_kind="udp",
         left = t_idle0 + idle - time.monotonic()
         if left > 0:
             time.sleep(left)
+        drops0 = drops0.result(60 * slow)
         pre = traffic.tcpinfo.info(srv)
         cross.pre()
         t0, t_last = traffic.send_and_time(srv, cli, burst * mss, 120 * slow)
