@@ -17,6 +17,11 @@ repetitions of what one repetition cost, in segments:
     (cross_tcp_kbit_before - cross_tcp_kbit_burst) x the burst's seconds,
     in segments of the row's MSS (nothing when it gained).
 
+The TCP part counts every byte the burst took from the bulk flow, so
+every policy pays about the burst's own size there; what separates the
+policies is what they cost beyond it (the bulk flow's losses and backing
+off).
+
 Rows written before the bench recorded the cross traffic's loss carry
 retransmissions only; such a cell says so (cross_known False).  The mean,
 not the median, over repetitions: a burst that loses a window in one
