@@ -54,3 +54,29 @@ def side_by_side(fn, items):
         if isinstance(r, BaseException):
             raise r
     return out, round(meta.cpu_busy_since(cpu0), 3)
+
+
+class Background(threading.Thread):
+    """FN(*ARGS) in a thread of its own, started at once; result() waits
+    for it and returns its value or raises its exception."""
+
+    def __init__(self, fn, *args):
+        super().__init__(daemon=True)
+        self.fn, self.args = fn, args
+        self.value = self.error = None
+        self.start()
+
+    def run(self):
+        try:
+            self.value = self.fn(*self.args)
+        except BaseException as e:  # re-raised by result()
+            self.error = e
+
+    def result(self, timeout=None):
+        self.join(timeout)
+        if self.is_alive():
+            raise TimeoutError("%s still running after %s s" % (
+                getattr(self.fn, "__name__", self.fn), timeout))
+        if self.error is not None:
+            raise self.error
+        return self.value

@@ -72,3 +72,43 @@ def bars(path, title, ylabel, groups):
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+def pareto(path, title, panels, xlabel="harm (segments)",
+           ylabel="time / fastest baseline's"):
+    """PANELS: {panel title: {label: [(x, y), ...]}}, one panel each: the
+    points faint, each label's median point large, and the labels whose
+    median points no other beats on both axes joined (the Pareto front,
+    lower-left is better)."""
+    n = max(1, len(panels))
+    fig, axes = plt.subplots(1, n, figsize=(4.2 * n, 4.2), dpi=100,
+                             squeeze=False)
+    for ax, (name, series) in zip(axes[0], panels.items()):
+        meds = {}
+        for label, pts in series.items():
+            if not pts:
+                continue
+            xs = [x for x, _ in pts]
+            ys = [y for _, y in pts]
+            sc = ax.scatter(xs, ys, s=8, alpha=0.25)
+            meds[label] = (stats.median(xs), stats.median(ys))
+            ax.scatter(*meds[label], s=80, marker="D",
+                       color=sc.get_facecolor()[0][:3], edgecolor="black",
+                       label=label, zorder=3)
+        front = sorted(m for lab, m in meds.items() if not any(
+            o[0] <= m[0] and o[1] <= m[1] and o != m
+            for o in meds.values()))
+        if len(front) > 1:
+            ax.plot([x for x, _ in front], [y for _, y in front], ls="--",
+                    color="grey", lw=1, zorder=2)
+        ax.set_title(name, fontsize=10)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_xscale("symlog", linthresh=1)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=6)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path

@@ -9,6 +9,7 @@ scripts/tcp-tune exists the namespace sysctl is applied through
 """
 import concurrent.futures
 import os
+import re
 from pathlib import Path
 
 from cocktail_lab import modparams, proc
@@ -20,9 +21,12 @@ KO = REPO / "kmod" / "tcp_cocktail.ko"
 
 
 class Policy:
-    def __init__(self, name, cc, ssai, label, cocktail=None):
+    def __init__(self, name, cc, ssai, label, cocktail=None,
+                 defaults=False):
         self.name, self.cc, self.ssai, self.label = name, cc, ssai, label
         self.cocktail = cocktail or {}
+        # the module's parameters all at their defaults (module_defaults())
+        self.defaults = defaults
 
     def __repr__(self):
         return "Policy(%s)" % self.name
@@ -38,7 +42,11 @@ KERNEL = [
 COCKTAIL = [Policy("cocktail-%s" % r, "cocktail", 1, "cocktail restart=%s" % r,
                    {"restart": r, "cwv": 1})
             for r in ("ssr", "decay", "keep", "pace", "auto")]
-ALL = KERNEL + COCKTAIL
+# the module as installed: every parameter at its default, whatever the
+# defaults are in the module that runs (the scorecard's "default")
+DEFAULT = Policy("cocktail-default", "cocktail", 1,
+                 "cocktail, every parameter at its default", defaults=True)
+ALL = KERNEL + [DEFAULT] + COCKTAIL
 # congestion window validation off (0) and RFC 7661 (2) beside the default
 # RFC 2861 (1): run when asked for with --only policy=...
 CWV_VARIANTS = [Policy("cocktail-%s-cwv%d" % (r, c), "cocktail", 1,
@@ -69,6 +77,11 @@ EVERY = dict(BY_NAME, **{p.name: p for p in PACE_RATES})
 BASELINE = "linux-default"
 
 
+# the parameters read right after this process loaded the module with
+# none set: the defaults of the module that runs
+_FRESH = {}
+
+
 def cocktail_status():
     """(usable, reason): the module is loaded, or loadable from kmod/."""
     if modparams.has_params():
@@ -77,10 +90,50 @@ def cocktail_status():
         return False, "kmod/tcp_cocktail.ko not built (module not landed)"
     if os.geteuid() != 0:
         return False, "not root"
-    r = proc.sh("insmod %s" % KO, check=False)
+    proc.sh("insmod %s" % KO, check=False)
     if modparams.has_params():
+        _FRESH.update(writable(modparams.get_params()))
         return True, "loaded from kmod/"
     return False, "insmod kmod/tcp_cocktail.ko failed"
+
+
+def writable(params):
+    """PARAMS without the read-only ones (the counters)."""
+    d = modparams.params_dir()
+    return {k: v for k, v in params.items()
+            if not (d / k).exists() or os.stat(d / k).st_mode & 0o200}
+
+
+def declared_defaults(ko=KO):
+    """{parameter: default} as the module's descriptions declare them
+    ("... (default X)" or "(RANGE, default X)" in MODULE_PARM_DESC),
+    read from the .ko's modinfo strings; parameters declaring none are
+    left out."""
+    data = Path(ko).read_bytes()
+    out = {}
+    for m in re.finditer(rb"parm=([A-Za-z0-9_]+):([^\0]*)\0", data):
+        d = re.search(r"[(,]\s*default:?\s+([^),]+)\)", m.group(2).decode(
+            "utf-8", "replace"))
+        if d:
+            out[m.group(1).decode()] = d.group(1).strip()
+    return out
+
+
+def module_defaults():
+    """The module's parameters at their defaults: as read when this
+    process loaded it with none set, else as its descriptions declare
+    them.  A writable parameter without a known default is an error
+    (cocktail-default would run with whatever the last policy left)."""
+    if _FRESH:
+        return dict(_FRESH)
+    got = declared_defaults()
+    if modparams.has_params():
+        missing = sorted(set(writable(modparams.get_params())) - set(got))
+        if missing:
+            raise RuntimeError("cocktail-default: no declared default for "
+                               "tcp_cocktail.%s (MODULE_PARM_DESC says no "
+                               "'(default X)')" % ", ".join(missing))
+    return got
 
 
 def available(names=None, log=print):
@@ -139,6 +192,14 @@ def apply(policy, ns_list, extra_params=None, jobs=1):
     Returns a description of what was applied, for the CSV."""
     text = profile_text(policy, extra_params)
     ktrace.marker("policy=%s" % policy.name)
+    if policy.defaults:
+        # written directly, like the demo's parameters: tcp-tune's
+        # profiles know only the parameters it validates, the defaults
+        # cover every one the module has
+        want = dict(module_defaults())
+        want.update(extra_params or {})
+        modparams.set_params(want)
+        extra_params = want
     tool = tcp_tune()
     prof = STATE / ("%s.profile" % policy.name)
     if tool:

@@ -21,9 +21,16 @@ SCENARIOS = {
     "ooo": "out-of-order holds measured by tcp_oooprobe",
     "demo": "make demo: restart policies side by side on one link",
     "pacerate": "the paced restart at each pace_rate (demo's link)",
+    "fleet": "many keep-alive connections of one policy restarting on "
+             "one bottleneck",
+    "scorecard": "time and harm of the module's default against the "
+                 "baselines, per cell of the restart and keepalive grids",
 }
 # `make bench` / `make bench-quick`: the grids (demo has its own target,
 # pacerate is a study of one parameter)
 SUITE = ("restart", "iw", "keepalive", "phttp", "overhead", "ooo")
 NAMES = tuple(SCENARIOS)
+# scenarios that measure nothing (they read other scenarios' results):
+# bench/run runs them on the host, without the VM
+HOST = ("scorecard",)
 

@@ -150,6 +150,12 @@ class NginxConn:
         self.diag.close()
 
 
+def _kbit(a, b):
+    """kbit/s between two (time, bytes received) marks."""
+    return round((b[1] - a[1]) * 8 / (b[0] - a[0]) / 1000.0, 1) \
+        if b[0] > a[0] else None
+
+
 def one_conn(topo, open_conn, lst_bulk, pol, rtt, comp, size_kb, think,
              reqs):
     bulk = None
@@ -167,11 +173,20 @@ def one_conn(topo, open_conn, lst_bulk, pol, rtt, comp, size_kb, think,
         traffic.wait_acked_by(conn.info, 10)
         drops0 = bottleneck_drops(topo)
         for i in range(reqs):
+            # the bulk flow's goodput over the think time, then during
+            # the response (what the response cost it)
+            m0 = (time.monotonic(), bulk.received) if bulk else None
             time.sleep(think)
             before = conn.info()
+            m1 = (time.monotonic(), bulk.received) if bulk else None
             t0, t1 = conn.request(size_kb * 1024)
+            m2 = (time.monotonic(), bulk.received) if bulk else None
             after = traffic.wait_acked_by(conn.info, 10)
-            out.append({"req": i, "seconds": round(t1 - t0, 6),
+            cross = {"cross": "tcp" if bulk else "none"}
+            if bulk:
+                cross.update(cross_tcp_kbit_before=_kbit(m0, m1),
+                             cross_tcp_kbit_burst=_kbit(m1, m2))
+            out.append({"req": i, "seconds": round(t1 - t0, 6), **cross,
                         "ideal_s": round(rtt / 1000.0 + size_kb * 1024 * 8 /
                                          (RATE_KBIT * 1000.0), 6),
                         "retrans": after["total_retrans"] -

@@ -19,10 +19,23 @@ timestamps on), cross traffic scaled to the same 77% share of the link.
 
 One run: s1 sends 1000 segments to r1 alone (warm-up) and waits for the
 last ACK; the connection then idles 1.5 RTO (measured from the last data
-sent, RTO from tcp_info); cross traffic s2..s4 -> r2..r4 starts at the
-beginning of the idle period; then s1 writes the burst.  Time = the
+sent, RTO from tcp_info); cross traffic starts at the beginning of the
+idle period; then s1 writes the burst.  The cross traffic (`cross`):
+- `udp`: three constant-rate UDP sources s2..s4 -> r2..r4 (unresponsive);
+  cross_udp_dropped = datagrams sent - datagrams that reached the
+  receivers (queued in their never-read sockets or refused by them for
+  a full buffer, /proc/net/snmp InErrors), counted after the burst is
+  acked, the sources stopped and the path drained;
+- `tcp`: one CUBIC bulk flow s2 -> r2 through the same bottleneck
+  (responsive), with the profile's window clamp and timestamps;
+  cross_tcp_kbit_before = its goodput at the receiver over the second
+  half of the idle period (cross_tcp_before_s long; at long RTTs the
+  flow is still in slow start there, so it reads low),
+  cross_tcp_kbit_burst = during the burst, cross_tcp_retrans = its
+  retransmissions during the burst.  Time = the
 receiver's last byte minus the sender's write (one process, one clock).
-Ideal = one-way delay + burst bytes on the wire / (rate - cross rate).
+Ideal = one-way delay + burst bytes on the wire / (rate - cross rate)
+(`tcp`: / half the rate, the burst's fair share beside the bulk flow).
 Burst retransmissions = tcpi_total_retrans after the burst is acked minus
 just before the idle period.  Bottleneck drops are counted over the idle period and the burst
 (cross traffic runs in both); idle_s is the idle time actually spent
@@ -52,12 +65,14 @@ PROFILES = {
 FULL = [
     dict(profile="chan2m", queues=["droptail", "red"],
          delays=[10, 20, 30, 50, 100, 150, 200, 300],
-         bursts=[100, 200, 500, 1000]),
+         bursts=[100, 200, 500, 1000], crosses=["udp", "tcp"]),
     dict(profile="modern50m", queues=["droptail"], delays=[10, 25, 50, 100],
-         bursts=[100, 1000]),
+         bursts=[100, 1000], crosses=["udp", "tcp"]),
 ]
 QUICK = [dict(profile="chan2m", queues=["droptail"], delays=[20, 150],
-              bursts=[100])]
+              bursts=[100], crosses=["udp", "tcp"])]
+# the kinds of cross traffic that start during the idle period
+CROSSES = ("udp", "tcp")
 WARM_SEGS = 1000
 IDLE_RTO = 1.5
 # profiles up to this rate may run several cells side by side (--jobs)
@@ -65,27 +80,148 @@ PARALLEL_MAX_KBIT = 10000
 # --jobs of a full run: all 16 chan2m cells at once
 FULL_JOBS = 16
 PORT = 5001
-RESUME_KEY = ("profile", "queue", "delay_ms", "burst", "policy", "rep")
+RESUME_KEY = ("profile", "queue", "delay_ms", "burst", "cross", "policy",
+              "rep")
 
 
-def ideal_s(p, delay_ms, burst, mss):
+def ideal_s(p, delay_ms, burst, mss, cross="udp"):
     hdr = 40 + (12 if p["timestamps"] else 0) + 14
-    free = (p["rate_kbit"] - 3 * p["cross_kbit"]) * 1000.0
+    free = (p["rate_kbit"] / 2.0 if cross == "tcp" else
+            p["rate_kbit"] - 3 * p["cross_kbit"]) * 1000.0
     return delay_ms / 1000.0 + burst * (mss + hdr) * 8 / free
 
 
-def one_run(topo, lst, p, pol, burst, delay_ms, params):
-    """One warm-up / idle / burst run; returns the CSV row fields."""
+def _udp_errors():
+    """This thread's namespace's UDP InErrors (/proc/net/snmp): datagrams
+    that arrived but were refused, e.g. for a full receive buffer."""
+    with open("/proc/thread-self/net/snmp") as f:
+        lines = [ln.split() for ln in f if ln.startswith("Udp:")]
+    return int(dict(zip(lines[0][1:], lines[1][1:]))["InErrors"])
+
+
+def _drain(sock):
+    """Datagrams queued on SOCK, read and counted."""
+    sock.setblocking(False)
+    n = 0
+    while True:
+        try:
+            sock.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            return n
+        n += 1
+
+
+class UdpCross:
+    """The UDP sources s2..s4 -> r2..r4, and what the bottleneck dropped
+    of them: sent - (read from the receivers' sockets + refused by them)."""
+    kind = "udp"
+
+    def __init__(self, topo, p):
+        self.rns = [q["client_ns"] for q in topo.pairs[1:]]
+        self.cross = traffic.CrossTraffic(
+            [(q["server_ns"], q["client_ns"], q["client_addr"])
+             for q in topo.pairs[1:]], p["cross_kbit"])
+        self.err0 = None
+
+    def start(self):
+        self.err0 = [proc.in_ns(ns, _udp_errors) for ns in self.rns]
+        self.cross.start()
+
+    def mid(self):
+        pass
+
+    def pre(self):
+        pass
+
+    def post(self):
+        return {}
+
+    def finish(self, drain_s):
+        """Stop the sources, wait DRAIN_S for the path to empty, count."""
+        self.cross.stop()
+        time.sleep(drain_s)
+        got = sum(_drain(s) for s in self.cross.sinks)
+        got += sum(proc.in_ns(ns, _udp_errors) - e0
+                   for ns, e0 in zip(self.rns, self.err0))
+        return {"cross_udp_sent": self.cross.sent,
+                "cross_udp_dropped": max(0, self.cross.sent - got)}
+
+    def rate(self, t):
+        """What it sent per second since start (kbit/s over T seconds)
+        and the datagram count."""
+        return (round(self.cross.sent * self.cross.frame * 8 / t / 1000.0,
+                      1), self.cross.sent)
+
+    def close(self):
+        self.cross.close()
+
+
+class TcpCross:
+    """One CUBIC bulk flow s2 -> r2 through the bottleneck; its goodput at
+    the receiver over the second half of the idle period and during the
+    burst, and its retransmissions during the burst."""
+    kind = "tcp"
+
+    def __init__(self, topo, lst_bulk, p, timeout):
+        self.srv, self.cli = traffic.tcp_pair(
+            lst_bulk, topo.pairs[1]["client_ns"], "cubic",
+            clamp=p["clamp_segs"] * 1460, timeout=timeout)
+        self.bulk = traffic.Bulk(self.srv, self.cli)
+        self.marks = {}
+
+    def _mark(self, name):
+        self.marks[name] = (time.monotonic(), self.bulk.received,
+                            traffic.tcpinfo.info(self.srv)["total_retrans"])
+
+    def start(self):
+        self.bulk.start()
+        self._mark("start")
+
+    def mid(self):
+        self._mark("mid")
+
+    def pre(self):
+        self._mark("pre")
+
+    def post(self):
+        self._mark("post")
+        m = self.marks
+        m.setdefault("mid", m["start"])
+
+        def kbit(a, b):
+            dt = m[b][0] - m[a][0]
+            return round((m[b][1] - m[a][1]) * 8 / dt / 1000.0, 1) \
+                if dt > 0 else None
+        return {"cross_tcp_kbit_before": kbit("mid", "pre"),
+                "cross_tcp_kbit_burst": kbit("pre", "post"),
+                "cross_tcp_before_s": round(m["pre"][0] - m["mid"][0], 3),
+                "cross_tcp_retrans": m["post"][2] - m["pre"][2]}
+
+    def finish(self, drain_s):
+        return {}
+
+    def rate(self, t):
+        return round(self.bulk.received * 8 / t / 1000.0, 1), None
+
+    def close(self):
+        self.bulk.stop()
+
+
+def one_run(topo, lst, p, pol, burst, delay_ms, params, cross_kind="udp",
+            lst_bulk=None):
+    """One warm-up / idle / burst run with CROSS_KIND cross traffic
+    starting in the idle period; returns the CSV row fields."""
     r1 = topo.pairs[0]["client_ns"]
     clamp = p["clamp_segs"] * 1460
     slow = 3.0 + delay_ms / 50.0          # generous timeouts under TCG
     srv, cli = traffic.tcp_pair(lst, r1, pol.cc, clamp=clamp,
                                 timeout=120 * slow)
-    cross = traffic.CrossTraffic(
-        [(q["server_ns"], q["client_ns"], q["client_addr"])
-         for q in topo.pairs[1:]], p["cross_kbit"])
-    row = {"params": params, "congestion": traffic.tcpinfo.congestion(srv)}
+    cross = None
+    row = {"params": params, "congestion": traffic.tcpinfo.congestion(srv),
+           "cross": cross_kind}
     try:
+        cross = TcpCross(topo, lst_bulk, p, 120 * slow) \
+            if cross_kind == "tcp" else UdpCross(topo, p)
         mss = traffic.tcpinfo.info(srv)["snd_mss"]
         w0, w1 = traffic.send_and_time(srv, cli, WARM_SEGS * mss, 120 * slow)
         row["warm_s"] = round(w1 - w0, 3)
@@ -94,19 +230,30 @@ def one_run(topo, lst, p, pol, burst, delay_ms, params):
         t_idle0 = time.monotonic()
         cross.start()                       # idle period begins
         # slow bookkeeping (a tc process: seconds on a loaded TCG host)
-        # happens inside the idle period, then sleep to its planned end
-        drops0 = bottleneck_drops(topo)
+        # runs beside the idle period, which is slept to its planned end
+        # (the cross traffic's mid-idle mark on time); the burst waits
+        # for it if it takes longer
+        drops0 = parallel.Background(bottleneck_drops, topo)
         idle = IDLE_RTO * rto_s - before["last_data_sent"] / 1000.0
+        left = t_idle0 + idle / 2 - time.monotonic()
+        if left > 0:
+            time.sleep(left)
+        cross.mid()
         left = t_idle0 + idle - time.monotonic()
         if left > 0:
             time.sleep(left)
+        drops0 = drops0.result(60 * slow)
         pre = traffic.tcpinfo.info(srv)
+        cross.pre()
         t0, t_last = traffic.send_and_time(srv, cli, burst * mss, 120 * slow)
+        row.update(cross.post())
         after = traffic.wait_acked(srv, 10 * slow)
-        t_cross, cross_sent = time.monotonic() - t_idle0, cross.sent
+        t_cross = time.monotonic() - t_idle0
+        cross_kbit, cross_sent = cross.rate(t_cross)
         row.update({
             "seconds": round(t_last - t0, 6),
-            "ideal_s": round(ideal_s(p, delay_ms, burst, mss), 6),
+            "ideal_s": round(ideal_s(p, delay_ms, burst, mss, cross_kind),
+                             6),
             "burst_retrans": after["total_retrans"] - before["total_retrans"],
             "warm_retrans": before["total_retrans"],
             "bottleneck_drops": bottleneck_drops(topo) - drops0,
@@ -123,12 +270,17 @@ def one_run(topo, lst, p, pol, burst, delay_ms, params):
             # what the cross traffic really sent from the start of the idle
             # period until the burst was acked (a late sender thread would
             # leave the burst more of the link than the ideal assumes)
-            "cross_kbit_sent": round(cross_sent * cross.frame * 8 /
-                                     t_cross / 1000.0, 1),
+            # (tcp: the bulk flow's goodput over the same time)
+            "cross_kbit_sent": cross_kbit,
         })
         row["ratio_ideal"] = round(row["seconds"] / row["ideal_s"], 4)
+        # the sources stop, the queue drains (one-way delay + the queue
+        # at the bottleneck rate, generously), then what arrived counts
+        row.update(cross.finish(delay_ms / 1000.0 + 0.5 + p["queue_pkts"] *
+                                1514 * 8 / (p["rate_kbit"] * 1000.0)))
     finally:
-        cross.close()
+        if cross is not None:
+            cross.close()
         srv.close()
         cli.close()
     return row
@@ -148,8 +300,10 @@ def _grid(ctx):
                     continue
                 bursts = [b for b in g["bursts"] if "burst" not in only or
                           str(b) in only["burst"]]
-                if bursts:
-                    yield g["profile"], q, d, bursts
+                crosses = [c for c in g.get("crosses", ["udp"])
+                           if "cross" not in only or c in only["cross"]]
+                if bursts and crosses:
+                    yield g["profile"], q, d, bursts, crosses
 
 
 def _lanes(ctx):
@@ -170,17 +324,20 @@ class Cell:
     """One (profile, queue, delay) cell: its topology, with the listener
     on s1 and the namespace sysctls set."""
 
-    def __init__(self, ctx, prof, q, d, bursts):
+    def __init__(self, ctx, prof, q, d, bursts, crosses=("udp",)):
         self.prof, self.q, self.d, self.bursts = prof, q, d, bursts
+        self.crosses = list(crosses)
         self.p = p = PROFILES[prof]
         self.topo = Topo(senders=4, rtt=2 * d,
                          rate="%dkbit" % p["rate_kbit"],
                          limit=p["queue_pkts"], red=(q == "red"))
         self.topo.up()
         self.s1 = self.topo.pairs[0]["server_ns"]
-        self.lst = None
+        self.lst = self.lst_bulk = None
         try:
-            for ns in (self.s1, self.topo.pairs[0]["client_ns"]):
+            pairs = self.topo.pairs
+            for ns in (self.s1, pairs[0]["client_ns"], pairs[1]["server_ns"],
+                       pairs[1]["client_ns"]):
                 proc.sysctl(ns, "net.ipv4.tcp_no_metrics_save", 1)
                 proc.sysctl(ns, "net.ipv4.tcp_timestamps", p["timestamps"])
             ctx.tc.append({"profile": prof, "queue": q, "delay_ms": d,
@@ -189,36 +346,43 @@ class Cell:
             self.lst = traffic.Listener(self.s1,
                                         self.topo.pairs[0]["server_addr"],
                                         PORT)
+            if "tcp" in self.crosses:
+                self.lst_bulk = traffic.Listener(
+                    pairs[1]["server_ns"], pairs[1]["server_addr"], PORT)
         except BaseException:
             self.close()
             raise
 
-    def run(self, pol, burst, params, base):
-        """One run of POL with BURST into a copy of BASE (the row)."""
-        row = dict(base, profile=self.prof, queue=self.q, delay_ms=self.d)
+    def run(self, pol, burst, params, base, cross="udp"):
+        """One run of POL with BURST and CROSS traffic into a copy of
+        BASE (the row)."""
+        row = dict(base, profile=self.prof, queue=self.q, delay_ms=self.d,
+                   cross=cross)
         t = time.monotonic()
         try:
             row.update(one_run(self.topo, self.lst, self.p, pol, burst,
-                               self.d, params))
+                               self.d, params, cross, self.lst_bulk))
         except (OSError, TimeoutError, RuntimeError) as e:
             row["error"] = "%s: %s" % (type(e).__name__, e)
         row["wall_s"] = round(time.monotonic() - t, 1)
         return row
 
     def close(self):
-        if self.lst:
-            self.lst.close()
+        for lst in (self.lst, self.lst_bulk):
+            if lst:
+                lst.close()
         self.topo.down()
 
 
-def _batch(cells, pol, burst, params, base):
-    """Run POL's BURST on every cell of CELLS at once, one thread a cell.
+def _batch(cells, pol, burst, params, base, cross="udp"):
+    """Run POL's BURST with CROSS traffic on every cell of CELLS at once,
+    one thread a cell.
     Every row carries the batch size, the VM's CPU load over the batch
     and the module's counter changes (module counters are global, so in a
     batch of several cells they sum over the batch)."""
     c0 = modparams.counters()
     rows, busy = parallel.side_by_side(
-        lambda i, c: c.run(pol, burst, params, base), cells)
+        lambda i, c: c.run(pol, burst, params, base, cross), cells)
     counters = " ".join("%s=%d" % kv for kv in sorted(
         modparams.counter_delta(c0, modparams.counters()).items()))
     for row in rows:
@@ -249,12 +413,13 @@ def run(ctx):
     batch_no = itertools.count(max(old_order, default=-1) + 1)
     rep0 = max(old_rep, default=-1) + 1
     lanes = list(_lanes(ctx))
-    ctx.grid(ctx.reps * len(pols) * sum(len(c[3]) for lane in lanes
-                                        for c in lane))
+    ctx.grid(ctx.reps * len(pols) * sum(len(c[3]) * len(c[4])
+                                        for lane in lanes for c in lane))
     for lane in lanes:
         keys = [dict(profile=c[0], queue=c[1], delay_ms=c[2], burst=b,
-                     policy=p.name, rep=rep0 + rep) for c in lane
-                for b in c[3] for p in pols for rep in range(ctx.reps)]
+                     cross=x, policy=p.name, rep=rep0 + rep) for c in lane
+                for b in c[3] for x in c[4] for p in pols
+                for rep in range(ctx.reps)]
         if all(ctx.done(**k) for k in keys):
             ctx.skipped(len(keys))     # --resume: the lane is complete
             continue
@@ -267,15 +432,18 @@ def run(ctx):
             for rep in range(ctx.reps):
                 # a Williams design: every policy follows every other
                 for pol in order.for_rep(pols, rep0 + rep):
-                    for burst in dict.fromkeys(
-                            b for c in cells for b in c.bursts):
-                        batch = [c for c in cells if burst in c.bursts]
+                    for burst, cross in dict.fromkeys(
+                            (b, x) for c in cells for b in c.bursts
+                            for x in c.crosses):
+                        batch = [c for c in cells if burst in c.bursts and
+                                 cross in c.crosses]
                         # --resume: a batch whose rows are all kept does
                         # not run; one with some runs whole (same load),
                         # and only its missing rows are added
                         kept = [ctx.skip(profile=c.prof, queue=c.q,
                                          delay_ms=c.d, burst=burst,
-                                         policy=pol.name, rep=rep0 + rep)
+                                         cross=cross, policy=pol.name,
+                                         rep=rep0 + rep)
                                 for c in batch]
                         if all(kept):
                             continue
@@ -289,15 +457,16 @@ def run(ctx):
                         base = {"burst": burst, "policy": pol.name,
                                 "rep": rep0 + rep, "order": next(batch_no)}
                         for row, k in zip(_batch(batch, pol, burst, params,
-                                                 base), kept):
+                                                 base, cross), kept):
                             if k:
                                 continue
                             rows.append(row)
                             ctx.tick()
-                            ctx.log("%s %s d=%d b=%d %-14s %s s (ideal %s) "
-                                    "rtx %s wall %s cpu %s" % (
+                            ctx.log("%s %s d=%d b=%d %s %-14s %s s (ideal "
+                                    "%s) rtx %s wall %s cpu %s" % (
                                         row["profile"], row["queue"],
-                                        row["delay_ms"], burst, pol.name,
+                                        row["delay_ms"], burst, cross,
+                                        pol.name,
                                         row.get("seconds"),
                                         row.get("ideal_s"),
                                         row.get("burst_retrans"),
@@ -530,8 +699,24 @@ def _queue_vs_auto_md(rows):
     return md
 
 
+def cross_of(r):
+    """A row's cross traffic; rows from before the `cross` column ran
+    with the UDP sources."""
+    return r.get("cross") or "udp"
+
+
+def by_cross(rows):
+    """ROWS with the cross traffic folded into the profile: the UDP rows
+    keep their profile (Chan's published numbers are for it), the others
+    become PROFILE+KIND, so every table, summary and plot keeps them
+    apart."""
+    return [r if cross_of(r) == "udp" else
+            dict(r, profile="%s+%s" % (r["profile"], cross_of(r)))
+            for r in rows]
+
+
 def report(ctx, rows):
-    rows = [r for r in rows if r.get("policy")]
+    rows = by_cross([r for r in rows if r.get("policy")])
     names = [p.name for p in policies.ALL]
     group = ["profile", "queue", "burst"]
     md = ["# restart: idle-restart burst completion time (Chan 2001 "

@@ -44,3 +44,22 @@ def test_side_by_side_reraises_after_all_finished():
     with pytest.raises(RuntimeError, match="bug in cell 0"):
         parallel.side_by_side(fn, ["a", "b"])
     assert done == ["b"]
+
+
+def test_background_returns_the_value_or_raises_the_error():
+    gate = threading.Event()
+
+    def slow(x):
+        gate.wait(5)
+        return x * 2
+    b = parallel.Background(slow, 21)
+    assert b.is_alive()                 # started at once, runs beside
+    with pytest.raises(TimeoutError):
+        b.result(0.01)
+    gate.set()
+    assert b.result(5) == 42
+
+    def bad():
+        raise OSError("tc failed")
+    with pytest.raises(OSError, match="tc failed"):
+        parallel.Background(bad).result(5)

@@ -1,0 +1,355 @@
+"""scorecard: time and harm of the module's default against the baselines
+an operator would pick instead, per cell of the committed grids.
+
+Reads bench/results/restart/runs.csv (one grid per profile: chan2m,
+modern50m) and bench/results/keepalive/runs.csv (the bench server's
+cells) -- `--only restart=DIR,keepalive=DIR` reads other result
+directories -- and writes bench/results/scorecard/: table.md (counts per
+grid and overall, every cell), cells.csv (the numbers behind it) and
+pareto.png (time against harm, a panel per grid).  The arithmetic and
+its definitions: bench/lib/scorecard.py.  Runs on the host (it measures
+nothing): `bench/run scorecard`.
+
+Rows without a `cross` column (written before the bench recorded it)
+read as the cross traffic they ran with: restart's UDP sources, and
+keepalive's CUBIC bulk flow where `compete` is 1.
+"""
+import json
+from pathlib import Path
+
+from bench.lib import plot, scorecard as sc, stats, table
+
+REPO = Path(__file__).resolve().parents[2]
+# nothing to resume: the registry's tests ask every scenario for a key
+RESUME_KEY = ("grid",)
+SOURCES = {"restart": "bench/results/restart",
+           "keepalive": "bench/results/keepalive"}
+RESTART_KEY = ("queue", "delay_ms", "burst", "cross")
+KEEPALIVE_KEY = ("kind", "rtt_ms", "compete", "size_kb", "think_s", "cross")
+LABEL = {"linux-default": "CUBIC+SSR (Linux default)",
+         "cubic-nossai": "CUBIC, SSAI=0", "bbr": "BBR"}
+
+
+def restart_cross(r):
+    return r.get("cross") or "udp"
+
+
+def keepalive_cross(r):
+    return r.get("cross") or ("tcp" if r.get("compete") else "none")
+
+
+class Grid:
+    """One grid's rows and how to read them."""
+
+    def __init__(self, name, source, rows, key, retrans, cross_of):
+        self.name, self.source, self.rows = name, source, rows
+        self.key, self.retrans, self.cross_of = key, retrans, cross_of
+        self.default = sc.default_policy(rows)
+
+    def cell_key(self, r):
+        return tuple(self.cross_of(r) if k == "cross" else r.get(k)
+                     for k in self.key)
+
+    def cells(self, **kw):
+        """{cell key: {policy: cell_values}} for the default and the
+        baselines."""
+        want = set(sc.BASELINES) | {self.default}
+        acc = {}
+        for r in self.rows:
+            if r.get("policy") in want:
+                acc.setdefault(self.cell_key(r), {}).setdefault(
+                    r["policy"], []).append(r)
+        return {k: {p: sc.cell_values(rs, self.retrans, self.cross_of, **kw)
+                    for p, rs in v.items()}
+                for k, v in sorted(acc.items(), key=lambda kv: tuple(
+                    (0, x, "") if isinstance(x, (int, float)) else
+                    (1, 0, str(x)) for x in kv[0]))}
+
+
+def load(only=None):
+    """The grids, from the result directories (ONLY may name others)."""
+    only = only or {}
+    grids = []
+    for src, d in SOURCES.items():
+        d = REPO / (only.get(src) or [d])[0]
+        path = d / "runs.csv"
+        if not path.exists():
+            continue
+        rows = [r for r in table.read_csv(path) if r.get("policy")]
+        if src == "restart":
+            for prof in dict.fromkeys(r["profile"] for r in rows):
+                grids.append(Grid(prof, d, [r for r in rows
+                                            if r["profile"] == prof],
+                                  RESTART_KEY, "burst_retrans",
+                                  restart_cross))
+        else:
+            grids.append(Grid("keepalive", d, [
+                r for r in rows if (r.get("server") or "bench") == "bench"],
+                KEEPALIVE_KEY, "retrans", keepalive_cross))
+    return grids
+
+
+def run(ctx):
+    """Nothing to measure: the grids' rows, scored by report()."""
+    grids = load(ctx.only)
+    if not grids:
+        raise SystemExit("scorecard: no runs.csv in %s" % ", ".join(
+            SOURCES.values()))
+    ctx.extra["sources"] = {}
+    for g in grids:
+        m = _meta(g.source)
+        ctx.extra["sources"][g.name] = {
+            "dir": str(_rel(g.source)), "rows": len(g.rows),
+            "default": g.default, "git_commit": m.get("git_commit"),
+            "date_utc": m.get("date_utc")}
+    ctx.grids = grids
+    return []
+
+
+def _rel(p):
+    try:
+        return Path(p).resolve().relative_to(REPO)
+    except ValueError:
+        return Path(p)
+
+
+def _meta(d):
+    try:
+        return json.loads((Path(d) / "meta.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _fmt_key(g, k):
+    return ", ".join("%s=%s" % kv for kv in zip(g.key, k))
+
+
+def score(grids, **kw):
+    """{grid name: [(cell key, cell, verdict)]}."""
+    out = {}
+    for g in grids:
+        cs = g.cells(**kw)
+        out[g.name] = [(k, c, sc.classify(c, g.default)) for k, c in
+                       cs.items()]
+    return out
+
+
+def _counts_md(grids, scored):
+    md = ["\n| grid | default | cells | dominated | won | neither | "
+          "incomplete | cross loss in harm |\n|---|---|---|---|---|---|---"
+          "|---|\n"]
+    total = sc.tally([])
+    for g in grids:
+        t = sc.tally(v for _, _, v in scored[g.name])
+        known = sum(1 for _, c, _ in scored[g.name]
+                    if c.get(g.default, {}).get("cross_known"))
+        for k in total:
+            total[k] += t[k]
+        md.append("| %s | %s | %d | %d | %d | %d | %d | %d of %d cells |\n"
+                  % (g.name, g.default, t["cells"], t["dominated"],
+                     t["won"], t["neither"], t["incomplete"], known,
+                     t["cells"]))
+    md.append("| **all** | | %d | **%d** | **%d** | %d | %d | |\n" % (
+        total["cells"], total["dominated"], total["won"], total["neither"],
+        total["incomplete"]))
+    return md, total
+
+
+def _ratios_md(grids, scored):
+    """Median over cells of the default's time / each baseline's, the
+    cells each baseline dominates, and harm summed over cells."""
+    md = ["\n## The default against each baseline\n\nPer grid: the median "
+          "over cells of the default's time / the baseline's, the cells "
+          "the baseline dominates, and each policy's harm summed over the "
+          "cells (segments).\n\n| grid | baseline | default / baseline "
+          "(median time) | dominates in | harm baseline | harm default |\n"
+          "|---|---|---|---|---|---|\n"]
+    for g in grids:
+        for b in sc.BASELINES:
+            rs, dom, hb, hd = [], 0, 0.0, 0.0
+            for _, c, v in scored[g.name]:
+                d, x = c.get(g.default), c.get(b)
+                if not (d and x) or d["time"] is None or not x["time"]:
+                    continue
+                rs.append(d["time"] / x["time"])
+                dom += b in v["dominators"]
+                hb += x["harm"] or 0
+                hd += d["harm"] or 0
+            if rs:
+                md.append("| %s | %s | %.2f | %d | %s | %s |\n" % (
+                    g.name, b, stats.median(rs), dom, table.fmt(hb),
+                    table.fmt(hd)))
+    return md
+
+
+def _goals_md(grids, scored):
+    """The goals per grid: quiet paths (no cross traffic) within 1.10x
+    the ideal with harm no higher than any baseline's; paths with cross
+    traffic faster than linux-default with no more harm."""
+    md = ["\n## Goals\n\nQuiet: cells without cross traffic where the "
+          "default took at most %.2f× the ideal (the grid's `ideal_s`) "
+          "with harm no higher than any baseline's. Busy: cells with "
+          "cross traffic (restart: it starts during the idle period; "
+          "keepalive: a bulk flow throughout) where the default was "
+          "faster than `linux-default` with no more harm.\n\n"
+          "| grid | quiet cells | quiet: goal met | busy cells | busy: goal "
+          "met |\n|---|---|---|---|---|\n" % sc.QUIET_IDEAL]
+    for g in grids:
+        cross_at = g.key.index("cross")
+        o = sc.goals([(k[cross_at], c) for k, c, _ in scored[g.name]],
+                     g.default)
+        md.append("| %s | %d | %d | %d | %d |\n" % (
+            g.name, o["quiet"], o["quiet_met"], o["busy"], o["busy_met"]))
+    return md
+
+
+def _drops_harm(r):
+    v = r.get("bottleneck_drops")
+    return None if v in (None, "") else float(v)
+
+
+def _sensitivity_md(grids):
+    """The counts under other definitions of a cell's harm."""
+    variants = [
+        ("this report: mean over repetitions of retransmissions + cross "
+         "loss", {}),
+        ("median over repetitions instead of mean", {"harm_agg": "median"}),
+        ("retransmissions only (no cross loss)",
+         {"harm_fn": None, "_rtx": True}),
+        ("restart: all drops at the bottleneck queue (burst and cross "
+         "traffic, idle period and burst)", {"harm_fn": _drops_harm,
+                                             "_restart": True}),
+    ]
+    md = ["\n## The counts under other definitions of harm\n\nDominated / "
+          "won cells per grid when a cell's harm is defined otherwise "
+          "(time is always the median over repetitions).\n\n| harm | " +
+          " | ".join(g.name for g in grids) + " | all |\n|---|" +
+          "---|" * (len(grids) + 1) + "\n"]
+    for label, kw in variants:
+        kw = dict(kw)
+        rtx_only = kw.pop("_rtx", False)
+        restart_only = kw.pop("_restart", False)
+        line, td, tw = [], 0, 0
+        for g in grids:
+            if restart_only and g.retrans != "burst_retrans":
+                line.append("—")
+                continue
+            if rtx_only:
+                kw["harm_fn"] = (lambda r, f=g.retrans:
+                                 None if r.get(f) in (None, "")
+                                 else float(r[f]))
+            t = sc.tally(v for _, _, v in score([g], **kw)[g.name])
+            td, tw = td + t["dominated"], tw + t["won"]
+            line.append("%d / %d of %d" % (t["dominated"], t["won"],
+                                            t["cells"]))
+        md.append("| %s | %s | %d / %d |\n" % (label, " | ".join(line),
+                                               td, tw))
+    return md
+
+
+def _cells_md(g, scored):
+    md = ["\n### %s\n\nDefault: `%s`. Time: median seconds; ×fastest: "
+          "the default's time / the fastest baseline's; harm: segments "
+          "(mean over repetitions).\n\n| cell | default s | fastest "
+          "baseline | ×fastest | harm default | %s | status |\n|---|---|"
+          "---|---|---|%s---|\n" % (g.name, g.default, " | ".join(
+              "harm " + b for b in sc.BASELINES), "---|" * len(sc.BASELINES))]
+    for k, c, v in scored:
+        d = c.get(g.default) or {}
+        st = v["status"]
+        if st == "dominated":
+            st += " by " + ", ".join(v["dominators"])
+        md.append("| %s | %s | %s | %s | %s | %s | %s |\n" % (
+            _fmt_key(g, k), table.fmt(d.get("time")),
+            "%s (%s s)" % (v["fastest"], table.fmt(c[v["fastest"]]["time"]))
+            if v["fastest"] else "—",
+            table.fmt(v["ratio"]), table.fmt(d.get("harm")),
+            " | ".join(table.fmt((c.get(b) or {}).get("harm"))
+                       for b in sc.BASELINES), st))
+    return md
+
+
+def _csv_rows(grids, scored):
+    out = []
+    for g in grids:
+        for k, c, v in scored[g.name]:
+            for p in list(sc.BASELINES) + [g.default]:
+                x = c.get(p)
+                if x is None:
+                    continue
+                row = {"grid": g.name, "cell": _fmt_key(g, k), "policy": p,
+                       "role": "default" if p == g.default else "baseline",
+                       "seconds": x["time"], "harm": x["harm"],
+                       "reps": x["reps"], "cross_known": int(x["cross_known"]),
+                       "status": v["status"]}
+                out.append(row)
+    return out
+
+
+def pareto_points(grids, scored):
+    """{grid: {label: [(harm, time / fastest baseline's)]}} per cell."""
+    panels = {}
+    for g in grids:
+        pts = panels.setdefault(g.name, {})
+        for _, c, v in scored[g.name]:
+            if not v["fastest"]:
+                continue
+            best = c[v["fastest"]]["time"]
+            for p in list(sc.BASELINES) + [g.default]:
+                x = c.get(p)
+                if x and x["time"] is not None and x["harm"] is not None \
+                        and best:
+                    lab = LABEL.get(p, p + " (default)")
+                    pts.setdefault(lab, []).append((x["harm"],
+                                                    x["time"] / best))
+    return panels
+
+
+def report(ctx, rows):
+    grids = getattr(ctx, "grids", None) or load(ctx.only)
+    scored = score(grids)
+    counts, total = _counts_md(grids, scored)
+    used = sorted({g.default for g in grids})
+    md = ["# scorecard: time and harm of the module's default, per cell\n\n",
+          "The module's default is `%s`%s. A cell is *dominated* when a "
+          "baseline (%s) is more than %d%% faster with no more harm; *won* "
+          "when the default is within %d%% of the fastest baseline with "
+          "harm no higher than any baseline's. Time: the median of the "
+          "cell's runs (keepalive: of its requests). Harm, in segments: "
+          "the burst's retransmissions (keepalive: the connection's, "
+          "summed over its requests) plus what the cross traffic lost at "
+          "the bottleneck where the rows record it (UDP: datagrams "
+          "dropped; TCP: the bulk flow's goodput during the burst against "
+          "before, times the burst's duration), averaged over "
+          "repetitions. Definitions: `bench/lib/scorecard.py`.\n\n" % (
+              "`, `".join(used),
+              " (the rows predate `cocktail-default`: restart=auto was the "
+              "default they ran)" if used == [sc.FALLBACK] else "",
+              ", ".join("`%s`" % b for b in sc.BASELINES),
+              round(100 * sc.TOL), round(100 * sc.TOL))]
+    md.append("Sources: %s.\n" % "; ".join(
+        "%s: `%s/runs.csv` (%d rows, commit %s)" % (
+            g.name, _rel(g.source), len(g.rows),
+            (_meta(g.source).get("git_commit") or "?")[:12]) for g in grids))
+    md.append("\n## Counts\n")
+    md += counts
+    legacy = [g.name for g in grids if any(
+        not c.get(g.default, {}).get("cross_known", True)
+        for _, c, _ in scored[g.name])]
+    if legacy:
+        md.append("\nIn %s the rows do not record what the cross traffic "
+                  "lost (they predate the `cross_*` columns): there harm is "
+                  "the retransmissions alone.\n" % ", ".join(legacy))
+    md += _goals_md(grids, scored)
+    md += _ratios_md(grids, scored)
+    md += _sensitivity_md(grids)
+    md.append("\n## Every cell\n")
+    for g in grids:
+        md += _cells_md(g, scored[g.name])
+    (ctx.outdir / "table.md").write_text("".join(md))
+    table.write_csv(ctx.outdir / "cells.csv", _csv_rows(grids, scored))
+    plot.pareto(ctx.outdir / "pareto.png", "time against harm per cell "
+                "(large markers: medians over the grid's cells)",
+                pareto_points(grids, scored))
+    ctx.log("scorecard: %d cells, %d dominated, %d won" % (
+        total["cells"], total["dominated"], total["won"]))

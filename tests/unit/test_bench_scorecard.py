@@ -1,0 +1,267 @@
+"""The scorecard's classification (bench/lib/scorecard.py) on hand-made
+cells and rows, and its report on the committed grids (host, no VM)."""
+import pytest
+
+from bench.lib import scorecard as sc
+from bench.scenarios import scorecard as scen
+
+D = sc.DEFAULT
+
+
+def cell(default, **base):
+    """{policy: {time, harm}}: DEFAULT and the baselines as (time, harm)."""
+    c = {D: {"time": default[0], "harm": default[1]}}
+    names = {"ssr": "linux-default", "nossai": "cubic-nossai", "bbr": "bbr"}
+    for k, (t, h) in base.items():
+        c[names[k]] = {"time": t, "harm": h}
+    return c
+
+
+def status(c):
+    return sc.classify(c)["status"]
+
+
+def test_a_faster_baseline_with_no_more_harm_dominates():
+    v = sc.classify(cell((2.0, 5), ssr=(2.1, 5), nossai=(1.5, 5),
+                         bbr=(1.0, 9)))
+    assert v["status"] == "dominated"
+    # bbr is faster but harms more: it does not dominate
+    assert v["dominators"] == ["cubic-nossai"]
+    assert v["fastest"] == "bbr" and v["ratio"] == 2.0
+
+
+def test_faster_but_more_harm_is_neither():
+    # every baseline faster by more than 5%, each with more harm
+    assert status(cell((2.0, 5), ssr=(1.5, 6), nossai=(1.5, 7),
+                       bbr=(1.0, 30))) == "neither"
+
+
+def test_within_five_percent_with_least_harm_wins():
+    assert status(cell((1.04, 3), ssr=(1.2, 3), nossai=(1.0, 4),
+                       bbr=(1.1, 10))) == "won"
+    # faster than every baseline
+    assert status(cell((0.5, 0), ssr=(1.0, 0), nossai=(1.0, 0),
+                       bbr=(1.0, 0))) == "won"
+
+
+def test_within_five_percent_but_more_harm_than_one_baseline_is_neither():
+    # harm 4 > linux-default's 3: not won; and no baseline is >5% faster
+    assert status(cell((1.04, 4), ssr=(1.2, 3), nossai=(1.0, 4),
+                       bbr=(1.1, 10))) == "neither"
+
+
+def test_ties_at_the_boundaries():
+    # exactly 5% slower than the fastest: within 5% (won), not "more
+    # than 5% faster" (not dominated), equal harm counts as no more
+    assert status(cell((1.05, 2), ssr=(1.0, 2), nossai=(1.0, 2),
+                       bbr=(1.0, 2))) == "won"
+    # a hair over 5% slower, equal harm: dominated by all three
+    v = sc.classify(cell((1.0501, 2), ssr=(1.0, 2), nossai=(1.0, 2),
+                         bbr=(1.0, 2)))
+    assert v["status"] == "dominated" and len(v["dominators"]) == 3
+    # equal times, equal harm: won
+    assert status(cell((1.0, 0), ssr=(1.0, 0), nossai=(1.0, 0),
+                       bbr=(1.0, 0))) == "won"
+
+
+def test_dominated_and_won_exclude_each_other():
+    import itertools
+    times, harms = (0.9, 1.0, 1.04, 1.05, 1.06, 2.0), (0, 1, 2)
+    for td, hd, t1, h1, t2, h2 in itertools.product(times, harms, times,
+                                                    harms, times, harms):
+        v = sc.classify(cell((td, hd), ssr=(t1, h1), nossai=(t2, h2),
+                             bbr=(1.0, 1)))
+        assert v["status"] in ("dominated", "won", "neither")
+        if v["status"] == "won":
+            assert not v["dominators"]
+
+
+def test_missing_harm_or_policy_is_incomplete_unless_dominated():
+    # the default's harm unknown: nothing can be said
+    assert status(cell((1.0, None), ssr=(2.0, 0), nossai=(2.0, 0),
+                       bbr=(2.0, 0))) == "incomplete"
+    # a baseline's harm unknown: the default cannot be said to have won
+    assert status(cell((1.0, 0), ssr=(2.0, None), nossai=(1.0, 0),
+                       bbr=(1.0, 0))) == "incomplete"
+    # a baseline missing, another one dominates: dominated all the same
+    assert status(cell((2.0, 3), ssr=(1.0, 3), bbr=(3.0, 0))) == \
+        "dominated"
+    # no default at all
+    assert status({"bbr": {"time": 1.0, "harm": 0}}) == "incomplete"
+
+
+def test_tally_counts_every_status():
+    vs = [{"status": s} for s in ("won", "won", "dominated", "neither",
+                                  "incomplete")]
+    assert sc.tally(vs) == {"cells": 5, "won": 2, "dominated": 1,
+                            "neither": 1, "incomplete": 1}
+
+
+def test_harm_adds_what_the_cross_traffic_lost():
+    # UDP: datagrams dropped
+    assert sc.row_harm({"burst_retrans": 4, "cross_udp_dropped": 6},
+                       "burst_retrans", "udp") == (10.0, True)
+    # an old row without the column: retransmissions only, and it says so
+    assert sc.row_harm({"burst_retrans": 4}, "burst_retrans", "udp") == \
+        (4.0, False)
+    # TCP: 8000 kbit/s before, 4000 during a 2 s burst: 1 MB lost, in
+    # segments of 1000 bytes
+    r = {"burst_retrans": 1, "seconds": 2.0, "mss": 1000,
+         "cross_tcp_kbit_before": 8000, "cross_tcp_kbit_burst": 4000}
+    assert sc.row_harm(r, "burst_retrans", "tcp") == (1001.0, True)
+    # the bulk flow gained during the burst: no loss
+    r["cross_tcp_kbit_burst"] = 9000
+    assert sc.row_harm(r, "burst_retrans", "tcp") == (1.0, True)
+    assert sc.row_harm({"retrans": 2}, "retrans", "none") == (2.0, True)
+    assert sc.row_harm({"retrans": ""}, "retrans", "none") == (None, False)
+    with pytest.raises(ValueError):
+        sc.cross_harm({}, "icmp")
+
+
+def test_cell_values_median_time_and_mean_harm_per_repetition():
+    # restart-like: one row a repetition
+    rows = [{"rep": i, "seconds": s, "burst_retrans": h}
+            for i, (s, h) in enumerate(((1.0, 0), (3.0, 0), (2.0, 9)))]
+    v = sc.cell_values(rows, "burst_retrans", lambda r: "none")
+    assert (v["time"], v["harm"], v["reps"]) == (2.0, 3.0, 3)
+    assert sc.cell_values(rows, "burst_retrans", lambda r: "none",
+                          harm_agg="median")["harm"] == 0
+    # keepalive-like: a repetition's requests sum, then the mean over
+    # repetitions; time is the median over every request
+    rows = [{"rep": rep, "seconds": 0.1 * (i + 1), "retrans": rep}
+            for rep in (0, 1) for i in range(3)]
+    v = sc.cell_values(rows, "retrans", lambda r: "none")
+    assert v["harm"] == (0 + 3) / 2 and v["time"] == pytest.approx(0.2)
+    # a failed run (no time) is neither a time nor a harm
+    rows.append({"rep": 2, "seconds": None, "retrans": 99})
+    assert sc.cell_values(rows, "retrans", lambda r: "none")["harm"] == 1.5
+
+
+def test_default_policy_is_cocktail_default_when_present():
+    assert sc.default_policy([{"policy": "cocktail-auto"}]) == \
+        "cocktail-auto"
+    assert sc.default_policy([{"policy": "cocktail-auto"},
+                              {"policy": "cocktail-default"}]) == \
+        "cocktail-default"
+
+
+def test_old_rows_read_as_the_cross_traffic_they_ran_with():
+    assert scen.restart_cross({}) == "udp"
+    assert scen.restart_cross({"cross": "tcp"}) == "tcp"
+    assert scen.keepalive_cross({"compete": 1}) == "tcp"
+    assert scen.keepalive_cross({"compete": 0}) == "none"
+    assert scen.keepalive_cross({"compete": 0, "cross": "udp"}) == "udp"
+
+
+def test_committed_grids_give_the_issue_counts():
+    """The committed CSVs predate cocktail-default: the scorecard scores
+    cocktail-auto and finds 51 of 127 cells dominated."""
+    grids = scen.load()
+    scored = scen.score(grids)
+    got = {g.name: sc.tally(v for _, _, v in scored[g.name]) for g in grids}
+    assert {g.default for g in grids} == {"cocktail-auto"}
+    assert {k: (t["dominated"], t["cells"]) for k, t in got.items()} == {
+        "chan2m": (19, 64), "modern50m": (6, 8), "keepalive": (26, 55)}
+    assert sum(t["won"] for t in got.values()) == 21
+
+
+def test_report_writes_table_csv_and_plot(tmp_path):
+    class Ctx:
+        only, outdir, notes, extra = {}, tmp_path, [], {}
+
+        def log(self, msg):
+            pass
+    ctx = Ctx()
+    scen.run(ctx)
+    scen.report(ctx, [])
+    md = (tmp_path / "table.md").read_text()
+    assert "| **all** | | 127 | **51** | **21** |" in md
+    assert "`cocktail-auto`" in md
+    assert (tmp_path / "pareto.png").read_bytes()[:4] == b"\x89PNG"
+    assert "dominated" in (tmp_path / "cells.csv").read_text()
+
+
+def test_cocktail_default_runs_the_declared_defaults(tmp_path):
+    """cocktail-default is one of the grids' policies; its parameters are
+    the module's declared defaults ("(default X)" / "(RANGE, default X)"
+    in the parameter descriptions, read from the .ko's modinfo)."""
+    from bench.lib import policies
+    d = policies.BY_NAME["cocktail-default"]
+    assert d in policies.ALL and d.defaults and d.cocktail == {}
+    assert "tcp_cocktail." not in policies.profile_text(d)
+    ko = tmp_path / "m.ko"
+    ko.write_bytes(
+        b"\x7fELF junk\0parm=restart:after idle: ssr | auto (default auto)"
+        b"\0parmtype=restart:charp\0parm=auto_rtt_us:threshold "
+        b"(1..10000000, default 100000)\0parm=stats:read-only counters\0"
+        b"parm=iw:initial window (default 10); a route's initcwnd wins\0")
+    assert policies.declared_defaults(ko) == {
+        "restart": "auto", "auto_rtt_us": "100000", "iw": "10"}
+
+
+def test_restart_grid_has_both_cross_kinds_and_filters_them():
+    from bench.scenarios import restart
+
+    class Ctx:
+        quick, only = True, {}
+    cells = list(restart._grid(Ctx))
+    assert all(c[4] == ["udp", "tcp"] for c in cells)
+    Ctx.only = {"cross": ["tcp"], "delay_ms": ["20"]}
+    assert list(restart._grid(Ctx)) == [("chan2m", "droptail", 20, [100],
+                                         ["tcp"])]
+    assert "cross" in restart.RESUME_KEY
+    # old rows (no cross column) are UDP rows; tcp rows get a profile of
+    # their own in the restart report
+    rows = restart.by_cross([{"profile": "chan2m"},
+                             {"profile": "chan2m", "cross": "udp"},
+                             {"profile": "chan2m", "cross": "tcp"}])
+    assert [r["profile"] for r in rows] == ["chan2m", "chan2m",
+                                            "chan2m+tcp"]
+    p = restart.PROFILES["chan2m"]
+    # tcp: the burst's fair share is half the link
+    assert restart.ideal_s(p, 0, 100, 1460, "tcp") < \
+        restart.ideal_s(p, 0, 100, 1460, "udp")
+
+
+def test_fleet_jain_cells_and_summary():
+    from bench.scenarios import fleet
+    assert fleet.jain([1, 1, 1, 1]) == 1.0
+    assert fleet.jain([1, 0, 0, 0]) == 0.25
+    assert fleet.jain([]) is None and fleet.jain([0, 0]) is None
+    assert list(fleet.cells(fleet.QUICK)) == [(100, "sync", 64),
+                                              (100, "random", 64)]
+    assert list(fleet.cells(fleet.FULL, {"mode": ["random"],
+                                         "rtt_ms": ["20"]})) == \
+        [(20, "random", 64)]
+    assert fleet.QUICK["conns"] >= 20 and fleet.QUICK["servers"] > 1
+    rows = []
+    for conn, lat in ((0, 0.1), (1, 0.1), (2, 0.4)):
+        for req in range(2):
+            rows.append({"rtt_ms": 100, "mode": "sync", "size_kb": 64,
+                         "policy": "bbr", "rep": 0, "conn": conn, "req": req,
+                         "seconds": lat, "retrans": conn, "cell_drops": 7})
+    rows.append({"rtt_ms": 100, "mode": "sync", "size_kb": 64,
+                 "policy": "bbr", "rep": 0, "error": "x"})
+    s = fleet.summary(rows)[(100, "sync", 64)]["bbr"]
+    assert (s["p50"], s["rtx"], s["drops"], s["n"], s["conns"]) == \
+        (0.1, 6, 7, 6, 3)
+    # goodputs 1 : 1 : 1/4
+    assert s["jain"] == pytest.approx(2.25 ** 2 / (3 * 2.0625))
+
+
+def test_goals_quiet_against_the_ideal_busy_against_linux_default():
+    def c(d, ideal=1.0, ssr=(1.0, 0), nossai=(1.0, 0), bbr=(1.0, 0)):
+        x = cell(d, ssr=ssr, nossai=nossai, bbr=bbr)
+        x[D]["ideal"] = ideal
+        return x
+    cells = [
+        ("none", c((1.10, 0))),                 # quiet, met (boundary)
+        ("none", c((1.11, 0))),                 # quiet, too slow
+        ("none", c((1.0, 1))),                  # quiet, more harm
+        ("udp", c((0.9, 5), ssr=(1.0, 5))),     # busy, met
+        ("tcp", c((0.9, 6), ssr=(1.0, 5))),     # busy, more harm
+        ("tcp", c((1.0, 0), ssr=(1.0, 5))),     # busy, not faster
+        ("udp", {D: {"time": 1.0, "harm": None}}),   # no harm: not counted
+    ]
+    assert sc.goals(cells) == {"quiet": 3, "quiet_met": 1, "busy": 3,
+                               "busy_met": 1}
