@@ -50,11 +50,16 @@ ALLOWED_KEY = "net.ipv4.tcp_allowed_congestion_control"
 MODULE_PARAMS = {
     "tcp_cocktail": {
         "iw": v_iw_param,
-        "restart": v_choice("ssr", "decay", "keep", "pace", "auto", "queue"),
+        "restart": v_choice("ssr", "decay", "keep", "pace", "auto", "queue",
+                            "measure"),
         "auto_rtt_us": v_range(1, 10 * 1000 * 1000),
         "queue_pct": v_range(101, 1000),
+        "pace_rate": v_choice("delivery", "window", "max"),
         "cwv": v_choice("0", "1", "2"),
         "pace_iw": v_bool,
+        "ssthresh_est": v_bool,
+        "check_rtt_pct": v_range(101, 1000),
+        "check_rate_pct": v_range(1, 99),
         "stats": None,
     },
 }

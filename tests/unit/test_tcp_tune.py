@@ -153,6 +153,8 @@ def test_profile_comments_and_sysctl_d_syntax():
     ("tcp_cocktail.restart = queues", "tcp_cocktail.restart: 'queues' must be one of"),
     ("tcp_cocktail.queue_pct = 100", "100 is out of range 101..1000"),
     ("tcp_cocktail.queue_pct = 1001", "1001 is out of range 101..1000"),
+    ("tcp_cocktail.check_rtt_pct = 100", "100 is out of range 101..1000"),
+    ("tcp_cocktail.check_rate_pct = 100", "100 is out of range 1..99"),
     ("route", "syntax: route default|all|dst PREFIX"),
     ("route somewhere initcwnd 4", "unknown selector 'somewhere'"),
     ("route default", "no route metrics given"),
@@ -954,3 +956,17 @@ def test_the_tool_runs_no_commands_from_the_environment():
         assert "shell=True" not in src, m.name
         for var in set(re.findall(r"TCP_TUNE_[A-Z_]+", src)):
             assert var in ("TCP_TUNE_STATE_DIR", "TCP_TUNE_MODULE_PATH"), (m.name, var)
+
+
+def test_profile_cocktail_measure_policy():
+    p = profile("load tcp_cocktail\ntcp_cocktail.restart = measure\n"
+                "tcp_cocktail.check_rtt_pct = 150\n"
+                "tcp_cocktail.check_rate_pct = 60\n"
+                "tcp_cocktail.ssthresh_est = 0\n"
+                "tcp_cocktail.pace_rate = delivery\n")
+    assert [(m, k, v) for _, m, k, v in p.params] == [
+        ("tcp_cocktail", "restart", "measure"),
+        ("tcp_cocktail", "check_rtt_pct", "150"),
+        ("tcp_cocktail", "check_rate_pct", "60"),
+        ("tcp_cocktail", "ssthresh_est", "0"),
+        ("tcp_cocktail", "pace_rate", "delivery")]
