@@ -63,7 +63,11 @@ QUEUE = [Policy("cocktail-queue", "cocktail", 1, "cocktail restart=queue",
 DEMO_CWV0 = [Policy("cocktail-%s-cwv0" % r, "cocktail", 1,
                     "cocktail restart=%s cwv=0" % r, {"restart": r, "cwv": 0})
              for r in ("ssr", "decay", "pace")]
-KNOWN = ALL + CWV_VARIANTS + QUEUE + DEMO_CWV0
+# restart=measure (the flight sized from the path's rate and checked on
+# its first ACKs): run when asked for with --only policy=cocktail-measure
+MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
+                  {"restart": "measure", "cwv": 1})]
+KNOWN = ALL + CWV_VARIANTS + QUEUE + MEASURE + DEMO_CWV0
 BY_NAME = {p.name: p for p in KNOWN}
 # the paced restart at each pace_rate, cwv=0 and 1 (pacerate): applied
 # only by writing the module's parameters, the demo's way, since
