@@ -1,6 +1,6 @@
 # tcp-cocktail top-level Makefile. `make help` lists the targets.
 #
-#   make            modules + daemon
+#   make            modules + daemon + the BPF build (bpf/)
 #   make check      host unit tests + packaging tests + every VM suite (one VM boot),
 #                   the install suite, the module's suites on 6.12 and the
 #                   planted bugs the checks must catch
@@ -25,7 +25,7 @@ export KDIR KVER
 .PHONY: all modules daemon unit vmcheck vmcheck-kernel vmcheck-planted check \
 	demo clean deps deps-if-missing help
 
-all: modules daemon
+all: modules daemon bpf
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -41,6 +41,7 @@ modules:
 -include daemon/daemon.mk
 -include tests/unit/unit.mk
 -include packaging/packaging.mk
+-include bpf/bpf.mk
 -include bench/bench.mk
 
 daemon: $(DAEMONS)

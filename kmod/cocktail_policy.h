@@ -24,6 +24,7 @@ static inline u64 cp_div_u64_rem(u64 a, u32 b, u32 *rem)
 	return div_u64_rem(a, b, rem);
 }
 #else
+#ifndef __VMLINUX_H__	/* the BPF build has them, and bool, from vmlinux.h */
 #include <stdbool.h>
 
 /* the kernel's fixed-size types, from the compiler's own definitions */
@@ -33,6 +34,7 @@ typedef __UINT32_TYPE__ u32;
 typedef __INT32_TYPE__ s32;
 typedef __UINT64_TYPE__ u64;
 typedef __INT64_TYPE__ s64;
+#endif
 
 static inline u64 cp_div_u64_rem(u64 a, u32 b, u32 *rem)
 {
