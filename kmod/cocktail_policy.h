@@ -165,9 +165,14 @@ static inline u32 cp_restart_decay(u32 cwnd, u32 iw, u32 idle, u32 rto)
 	if (!rto)		/* infinitely many RTOs: the floor */
 		return floor;
 	halvings = idle ? (idle - 1) / rto : 0;
-	while (halvings-- && cwnd > floor)
-		cwnd >>= 1;
-	return cp_max(cwnd, floor);
+	/*
+	 * The loop stops at the floor, so k halvings give max(cwnd >> k,
+	 * floor): in closed form, which the BPF verifier can follow (32
+	 * halvings empty a 32-bit cwnd).
+	 */
+	if (halvings >= 32)
+		return floor;
+	return cp_max(cwnd >> halvings, floor);
 }
 
 /* The window after an idle period longer than the RTO, per policy. */
