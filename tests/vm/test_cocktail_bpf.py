@@ -315,3 +315,152 @@ def test_unload_with_live_connection(builds):
         srv.close()
         if tool("status", check=False).returncode != 0:
             tool("load")
+
+
+# ------------------------------------------- the other policies, both builds
+
+from test_cocktail_wire import DECAY_TRIES, QUEUE_LINKS, WARM  # noqa: E402
+from cocktail_lab.capture import mean_spacing  # noqa: E402
+
+
+@pytest.mark.parametrize("k", [1, 2])
+@pytest.mark.parametrize("build", ["module", "bpf"])
+def test_restart_decay(topo, builds, build, k):
+    """test_cocktail_wire.test_restart_decay (ssai=0) on each build: an
+    idle of k RTOs (k from the wire and tcpi_rto; an idle within 10% of a
+    boundary is tried again) gives a first flight of max(IW, cwnd >> k)."""
+    b = builds[build]
+    params(b, iw=10, restart="decay", cwv=0, pace_iw=0)
+    topo.sysctl(topo.server, "net.ipv4.tcp_slow_start_after_idle", 0)
+    for _ in range(DECAY_TRIES):
+        res, fl, ev = case(topo, b, "decay_k%d" % k, segments=60,
+                           idle_rto=k + 0.5, **WARM)
+        info = "%s: %s" % (build, describe(res, fl, ev))
+        idle = res["wire"]["idle"]
+        assert idle is not None, info
+        ratio = idle / (res["before"]["rto"] / 1e6)
+        near = abs(ratio - round(ratio)) < 0.1
+        if not near and int(ratio) == k:
+            break
+    assert not near, info
+    cwnd = res["before"]["snd_cwnd"]
+    assert res["warm_reached"] and cwnd >= 30, info
+    assert ev and ev[-1]["policy"] == "decay", info
+    expect = min(60, max(10, cwnd >> int(ratio)))
+    assert len(fl) == expect, "expected %d (k=%d); %s" % (
+        expect, int(ratio), info)
+
+
+@pytest.mark.parametrize("rtt,policy", [(20, "ssr"), (200, "pace")])
+@pytest.mark.parametrize("build", ["module", "bpf"])
+def test_auto(builds, build, rtt, policy):
+    """restart=auto with the default auto_rtt_us (100 ms): ssr on a 20 ms
+    path, pace on a 200 ms one, on each build."""
+    b = builds[build]
+    params(b, iw=SSR_IW if policy == "ssr" else 10, restart="auto", cwv=0,
+           pace_iw=0, pace_rate="delivery", auto_rtt_us=100000)
+    with Topo(rtt=rtt, rate="10mbit", limit=100) as t:
+        t.ka_server(port=b.port, cc=b.ca)
+        res, fl, ev = case(t, b, "auto_%dms" % rtt, segments=60, idle=2.0,
+                           **WARM_BULK)
+    info = "%s: %s" % (build, describe(res, fl, ev))
+    assert res["before"]["snd_cwnd"] >= 30, info
+    assert ev and ev[-1]["requested"] == "auto", info
+    assert ev[-1]["policy"] == policy, info
+    if policy == "ssr":
+        check_ssr(res, fl, info)
+    else:
+        check_paced(res, fl, ev, info)
+
+
+@pytest.mark.parametrize("link", ["quiet", "queued"])
+@pytest.mark.parametrize("build", ["module", "bpf"])
+def test_queue(builds, build, link):
+    """restart=queue (queue_pct=120) on each build: pace on a path without
+    a standing queue before the pause, ssr on one with (the premise from
+    tcp_info is checked first); auto_rtt_us is set so that auto would
+    choose the other policy."""
+    b = builds[build]
+    topo_opts, warm, policy = QUEUE_LINKS[link]
+    params(b, iw=SSR_IW if policy == "ssr" else 10, restart="queue",
+           queue_pct=120, cwv=0, pace_iw=0, pace_rate="max",
+           auto_rtt_us=10000000 if policy == "pace" else 1)
+    try:
+        with Topo(**topo_opts) as t:
+            t.ka_server(port=b.port, cc=b.ca)
+            before = b.counters()
+            res, fl, ev = case(t, b, "queue_%s" % link, segments=60,
+                               idle=2.0, **warm)
+            after = b.counters()
+    finally:
+        params(b, auto_rtt_us=100000)
+    info = "%s: %s" % (build, describe(res, fl, ev))
+    srtt, min_rtt = res["before"]["rtt"], max(1, res["before"]["min_rtt"])
+    assert (srtt * 100 > min_rtt * 120) == (policy == "ssr"), \
+        "premise: srtt / min RTT = %.2f; %s" % (srtt / min_rtt, info)
+    assert ev and ev[-1]["requested"] == "queue", info
+    assert ev[-1]["policy"] == policy, info
+    check_event(res, ev, info)
+    assert after["queue_" + policy] > before["queue_" + policy], info
+    if policy == "ssr":
+        check_ssr(res, fl, info)
+        return
+    rate = int(ev[-1]["pacing_rate"])
+    assert rate > 0 and len(fl) >= 30, info
+    ref = res["before"]["snd_mss"] / rate
+    assert 0.5 * ref <= mean_spacing(fl) <= 2.5 * ref, info
+
+
+@pytest.mark.parametrize("mode", ["window", "max"])
+@pytest.mark.parametrize("build", ["module", "bpf"])
+def test_pace_rate(topo, builds, build, mode):
+    """pace_rate=window paces at exactly cwnd * mss / srtt of the event's
+    own inputs, max at no less; the flight leaves at the rate the event
+    reports (mean spacing 0.5..2.5 x MSS / rate), on each build."""
+    b = builds[build]
+    params(b, iw=10, restart="pace", cwv=0, pace_iw=0, pace_rate=mode)
+    topo.sysctl(topo.server, "net.ipv4.tcp_slow_start_after_idle", 0)
+    res, fl, ev = case(topo, b, "pace_rate_%s" % mode, segments=60,
+                       idle=2.0, **WARM)
+    info = "%s: %s" % (build, describe(res, fl, ev))
+    assert ev and ev[-1]["policy"] == "pace", info
+    e = ev[-1]
+    check_event(res, ev, info)
+    rate = int(e["pacing_rate"])
+    mss = res["before"]["snd_mss"]
+    window = int(e["cwnd_before"]) * mss * 1000000 // int(e["srtt_us"])
+    if mode == "window":
+        assert abs(rate - window) <= 1, (rate, window, info)
+    else:
+        assert rate >= window - 1, (rate, window, info)
+    assert len(fl) >= 30, info
+    assert 0.5 * mss / rate <= mean_spacing(fl) <= 2.5 * mss / rate, info
+
+
+@pytest.mark.parametrize("ssai", [0, 1])
+@pytest.mark.parametrize("build", ["module", "bpf"])
+def test_no_restart_below_rto(topo, builds, build, ssai):
+    """A pause below the RTO (route rto_min 1 s) changes nothing with
+    restart=ssr: no event, the whole window at once; with ssai=1 this is
+    the kernel's own restart being undone (counter short_idle)."""
+    b = builds[build]
+    params(b, iw=10, restart="ssr", cwv=0, pace_iw=0)
+    topo.sysctl(topo.server, "net.ipv4.tcp_slow_start_after_idle", ssai)
+    gw = topo.pairs[0]["server_gw"]
+    topo.run(topo.server, ["ip", "route", "replace", "default", "via", gw,
+                           "dev", "to-r", "rto_min", "1000ms"])
+    try:
+        for _ in range(DECAY_TRIES):
+            res, fl, ev = case(topo, b, "short_ssai%d" % ssai, segments=60,
+                               idle_rto=0.5, **WARM)
+            idle = res["wire"]["idle"]
+            if idle is not None and idle < 0.9 * res["before"]["rto"] / 1e6:
+                break
+    finally:
+        topo.run(topo.server, ["ip", "route", "replace", "default", "via",
+                               gw, "dev", "to-r"])
+    info = "%s: %s" % (build, describe(res, fl, ev))
+    assert idle is not None and idle < 0.9 * res["before"]["rto"] / 1e6, info
+    assert res["before"]["snd_cwnd"] >= 30, info
+    assert ev == [], info
+    assert len(fl) >= min(60, res["before"]["snd_cwnd"]) - 1, info
