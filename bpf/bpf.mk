@@ -36,3 +36,8 @@ $(BPF_TOOL): bpf/cocktail-bpf.c bpf/cocktail_bpf.h kmod/cocktail_policy.h \
 		$(BPF_BUILD)/cocktail.skel.h
 	$(CC) $(CFLAGS) $(WFLAGS) -I$(BPF_BUILD) -Ibpf -o $@ bpf/cocktail-bpf.c \
 		$(shell pkg-config --cflags --libs libbpf)
+
+.PHONY: clean-bpf
+clean: clean-bpf
+clean-bpf:
+	rm -f $(BPF_TOOL)
