@@ -280,43 +280,6 @@ def test_load_errors_are_one_sentence(builds):
     assert tool("status").stdout.strip() == "cocktail_bpf registered"
 
 
-def test_unload_with_live_connection(builds):
-    """Unregistering while a connection uses cocktail_bpf: the connection
-    keeps it (tcp_info still names it, data still flows), a new socket can
-    no longer select it (ENOENT, as for any unregistered algorithm), and
-    registering again works while the old connection is still open."""
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(1)
-    c = socket.socket()
-    c.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, b"cocktail_bpf")
-    c.connect(srv.getsockname())
-    a, _ = srv.accept()
-    try:
-        tool("unload")
-        assert tool("status", check=False).returncode == 3
-        ca = c.getsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, 16)
-        assert ca.rstrip(b"\0") == b"cocktail_bpf", ca
-        c.sendall(b"x" * 100000)
-        got = 0
-        while got < 100000:
-            got += len(a.recv(65536))
-        n = socket.socket()
-        with pytest.raises(OSError) as e:
-            n.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, b"cocktail_bpf")
-        n.close()
-        assert e.value.errno == 2, e.value
-        tool("load")
-        c.sendall(b"y" * 1000)
-        assert a.recv(1000)
-    finally:
-        c.close()
-        a.close()
-        srv.close()
-        if tool("status", check=False).returncode != 0:
-            tool("load")
-
-
 # ------------------------------------------- the other policies, both builds
 
 from test_cocktail_wire import DECAY_TRIES, QUEUE_LINKS, WARM  # noqa: E402
@@ -464,3 +427,118 @@ def test_no_restart_below_rto(topo, builds, build, ssai):
     assert res["before"]["snd_cwnd"] >= 30, info
     assert ev == [], info
     assert len(fl) >= min(60, res["before"]["snd_cwnd"]) - 1, info
+
+
+def test_parameters_as_the_module(builds):
+    """Every value the module's suite refuses (test_cocktail_module.INVALID)
+    the tool refuses, changing nothing; every value it takes (VALID) reads
+    back as the module shows it."""
+    from test_cocktail_module import INVALID, VALID
+    b = builds["bpf"]
+    before = tool("get").stdout
+    for name, values in INVALID.items():
+        for v in values:
+            r = tool("set", "%s=%s" % (name, v), check=False)
+            assert r.returncode == 1 and len(r.stderr.splitlines()) == 1, \
+                (name, v, r)
+            assert tool("get").stdout == before, (name, v)
+    for name, pairs in VALID.items():
+        for v, shown in pairs:
+            b.set(name, v)
+            assert b.get(name) == shown, (name, v)
+    params(b, iw=10, restart="auto", auto_rtt_us=100000, queue_pct=120,
+           cwv=1, pace_iw=0, pace_rate="max")
+
+
+@pytest.mark.parametrize("build", ["module", "bpf"])
+def test_iw_route_initcwnd_wins(topo, builds, build):
+    """A route's initcwnd (6) beats iw (10): the BPF build reads the
+    route's metric as the module does."""
+    b = builds[build]
+    params(b, iw=10, cwv=0, pace_iw=0)
+    gw = topo.pairs[0]["server_gw"]
+    topo.run(topo.server, ["ip", "route", "replace", "default", "via", gw,
+                           "dev", "to-r", "initcwnd", "6"])
+    try:
+        before = b.counters()
+        res, fl, _ = case(topo, b, "iw_route6", fresh=True, segments=30)
+        after = b.counters()
+    finally:
+        topo.run(topo.server, ["ip", "route", "replace", "default", "via",
+                               gw, "dev", "to-r"])
+    assert len(fl) == 6, describe(res, fl, [])
+    assert after["iw_route"] > before["iw_route"], (before, after)
+
+
+# Last in the file: it unregisters and registers cocktail_bpf again, and
+# the servers of the shared topology selected the instance before it.
+
+def connect_pair(listener):
+    """Connect to listener from a fresh socket and return it with the
+    accepted one."""
+    c = socket.socket()
+    c.connect(listener.getsockname())
+    a, _ = listener.accept()
+    return c, a
+
+
+def test_unload_with_live_connection(builds):
+    """Unregistering while a connection uses cocktail_bpf: the connection
+    keeps it (tcp_info still names it, data still flows), a new socket can
+    no longer select it (ENOENT, as for any unregistered algorithm), and
+    registering again works while the old connection is still open. A
+    listener that selected it before keeps the old instance: connections
+    it accepts after the reload run the old program, so the new
+    instance's counters (here: iw applied) do not see them, while a new
+    listener's connections do."""
+    srv = socket.socket()
+    srv.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, b"cocktail_bpf")
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    c = socket.socket()
+    c.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, b"cocktail_bpf")
+    c.connect(srv.getsockname())
+    a, _ = srv.accept()
+    srv2 = None
+    try:
+        tool("unload")
+        assert tool("status", check=False).returncode == 3
+        ca = c.getsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, 16)
+        assert ca.rstrip(b"\0") == b"cocktail_bpf", ca
+        c.sendall(b"x" * 100000)
+        got = 0
+        while got < 100000:
+            got += len(a.recv(65536))
+        n = socket.socket()
+        with pytest.raises(OSError) as e:
+            n.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, b"cocktail_bpf")
+        n.close()
+        assert e.value.errno == 2, e.value
+        tool("load")
+        c.sendall(b"y" * 1000)
+        assert a.recv(1000)
+        # the old listener: its new connections run the old instance
+        iw0 = builds["bpf"].counters()["iw"]
+        c1, a1 = connect_pair(srv)
+        ca = a1.getsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, 16)
+        assert ca.rstrip(b"\0") == b"cocktail_bpf", ca
+        assert builds["bpf"].counters()["iw"] == iw0
+        c1.close()
+        a1.close()
+        # a listener made after the reload: the new instance
+        srv2 = socket.socket()
+        srv2.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, b"cocktail_bpf")
+        srv2.bind(("127.0.0.1", 0))
+        srv2.listen(8)
+        c2, a2 = connect_pair(srv2)
+        assert builds["bpf"].counters()["iw"] > iw0
+        c2.close()
+        a2.close()
+    finally:
+        c.close()
+        a.close()
+        srv.close()
+        if srv2:
+            srv2.close()
+        if tool("status", check=False).returncode != 0:
+            tool("load")
