@@ -65,6 +65,7 @@ enum cp_policy {
 	CP_PACE,	/* keep cwnd, pace the first flight (RBP) */
 	CP_AUTO,	/* ssr when min RTT < auto_rtt_us, else pace */
 	CP_QUEUE,	/* ssr when srtt > queue_pct % of min RTT, else pace */
+	CP_MEASURE,	/* flight of rate x min RTT, paced, checked on its ACKs */
 	CP_NR_POLICIES
 };
 
@@ -295,10 +296,17 @@ static inline u64 cp_rate(u32 segs, u32 mss, u32 interval_us, u64 cap)
  * pre-idle maximum survives any idle period.
  */
 struct cp_maxwin {
-	u64 cur;
-	u64 prev;
+	u32 cur;	/* max of the current bucket, in CP_MAXWIN_UNIT B/s */
+	u32 prev;	/* max of the bucket before it, same unit */
 	u32 start;	/* round at which the current bucket began */
 };
+
+/*
+ * Rates are kept in 32 bits in units of 16 B/s (up to 68 GB/s, 550
+ * Gbit/s; higher saturates): the socket's private area has no room for
+ * two 64-bit filters.
+ */
+#define CP_MAXWIN_SHIFT	4
 
 static inline void cp_maxwin_reset(struct cp_maxwin *w, u32 round)
 {
@@ -311,19 +319,33 @@ static inline void cp_maxwin_update(struct cp_maxwin *w, u32 round, u32 win,
 				    u64 sample)
 {
 	u32 age = round - w->start;
+	u64 v = sample >> CP_MAXWIN_SHIFT;
 
 	if (age >= win) {
 		w->prev = age >= 2 * win ? 0 : w->cur;
 		w->cur = 0;
 		w->start = round;
 	}
-	if (sample > w->cur)
-		w->cur = sample;
+	if (v > ~0U)
+		v = ~0U;
+	if (v > w->cur)
+		w->cur = (u32)v;
 }
 
 static inline u64 cp_maxwin_get(const struct cp_maxwin *w)
 {
-	return w->cur > w->prev ? w->cur : w->prev;
+	return (u64)(w->cur > w->prev ? w->cur : w->prev) << CP_MAXWIN_SHIFT;
+}
+
+/*
+ * A signature of the kernel's saved rate sample (segments delivered over
+ * an interval in us), to tell a new sample from the one already seen: the
+ * kernel keeps the last one until a new one replaces it.  Two different
+ * samples with one signature cost one missed sample, nothing else.
+ */
+static inline u32 cp_sample_sig(u32 delivered, u32 interval_us)
+{
+	return interval_us ^ (delivered * 2654435761U);
 }
 
 /*
@@ -387,6 +409,253 @@ static inline u32 cp_cwv7661_nvp_cwnd(u32 cwnd, u32 iw)
 static inline u32 cp_cwv7661_nvp_ssthresh(u32 ssthresh, u32 cwnd)
 {
 	return cp_current_ssthresh(ssthresh, cwnd);
+}
+
+/*
+ * measure: the restart flight is sized from the path, not from the window
+ * the connection happened to have: the pre-idle bottleneck rate times the
+ * path's minimum RTT, its bandwidth-delay product (BDP).  It is paced at
+ * that rate, and its first ACKs are checked against what the path did
+ * before the idle period (cp_check_ack()).
+ */
+
+/*
+ * Segments above the BDP in the flight's window: one for the segment a
+ * delayed-ACK receiver holds back, one for the pacing quantum the kernel
+ * may send at once.  Without them the window closes a little before the
+ * first ACK arrives and the flight stalls for a moment every round trip.
+ */
+#define CP_MEASURE_EXTRA_SEGS	2U
+
+/*
+ * A connection whose restarts keep finding a changed path bets less: the
+ * flight is BDP >> misses, misses counting up by one per failed check and
+ * down by one per passed one.  Three halvings (an eighth of the BDP) are
+ * still more than a slow-start restart's IW on any path worth pacing, and
+ * one quiet restart less than three away from a full bet.
+ */
+#define CP_MEASURE_MAX_MISSES	3U
+
+/*
+ * The ACK rate is compared with the sending rate only over at least 8
+ * segments delivered after the flight's first ACK: 4 delayed ACKs, enough
+ * that one late or early ACK moves the measured rate by a quarter at most.
+ */
+#define CP_CHECK_MIN_SEGS	8U
+
+/* Hoe's estimate needs at least 3 segments of ACK train: 2 ACK gaps. */
+#define CP_HOE_MIN_SEGS		3U
+
+/*
+ * An ACK ends a train when its gap per segment is more than 4 times the
+ * train's mean: delayed ACKs (every second segment) and a late ACK or two
+ * stay well inside that, the idle rest of a round trip does not.
+ */
+#define CP_TRAIN_BREAK		4U
+
+/*
+ * ACK trains are timed where the sender processes the ACKs, and a host
+ * that holds the socket while ACKs queue in its backlog processes them
+ * microseconds apart: such a train shows a rate the path never had.  A
+ * train counts only when it spans at least 1/64 of the path's RTT (3 ms
+ * at 200 ms: a packet's time at 4 Mbit/s; 16 us at 1 ms) and shows at
+ * most 4 times the delivery rate the connection achieved: the most a
+ * window a quarter of the BDP hides.
+ */
+#define CP_TRAIN_MIN_SPAN_SHIFT	6U
+#define CP_TRAIN_MAX_GAIN	4U
+
+/* Floor of an estimated ssthresh: Reno's own minimum, tcp_reno_ssthresh(). */
+#define CP_SSTHRESH_MIN		2U
+
+/* What the check of a measured restart found. */
+enum cp_check {
+	CP_CHECK_GOING,	/* no verdict yet */
+	CP_CHECK_FULL,	/* path unchanged: the whole flight went as sized */
+	CP_CHECK_RTT,	/* an RTT rose above rtt_pct % of the minimum */
+	CP_CHECK_RATE,	/* ACKs delivered below rate_pct % of the sent rate */
+	CP_CHECK_LOSS,	/* a loss or ECN reduction during the check */
+	CP_NR_CHECKS
+};
+
+/*
+ * The rate a measured restart sizes and paces its flight at, in B/s: the
+ * larger of @est (the pace_rate estimate: delivery or window rate, what
+ * the connection achieved) and @train (the bottleneck's rate from the
+ * spacing of ACK trains, which a window smaller than the BDP does not
+ * hide), at most @cap.  An overestimate is what the check is for.
+ */
+static inline u64 cp_path_rate(u64 est, u64 train, u64 cap)
+{
+	u64 r = train > est ? train : est;
+
+	return r < cap ? r : cap;
+}
+
+/*
+ * Bandwidth-delay product in segments of @mss bytes: @rate B/s times
+ * @rtt_us, rounded up; 0 when any input is 0, ~0U when it does not fit.
+ */
+static inline u32 cp_bdp_segs(u64 rate, u32 rtt_us, u32 mss)
+{
+	u64 bytes, segs;
+	u32 r;
+
+	if (!rate || !rtt_us || !mss)
+		return 0;
+	if (rate > CP_U64_MAX / rtt_us)
+		return ~0U;
+	bytes = cp_div_u64_rem(rate * rtt_us, CP_USEC_PER_SEC, &r);
+	if (r)
+		bytes++;
+	segs = cp_div_u64_rem(bytes, mss, &r);
+	if (r)
+		segs++;
+	return segs > ~0U ? ~0U : (u32)segs;
+}
+
+/*
+ * The window of a measured restart's flight: the BDP halved once per
+ * recent miss, plus CP_MEASURE_EXTRA_SEGS, never below @floor (the window
+ * a slow-start restart would have, min(IW, cwnd)).
+ */
+static inline u32 cp_measure_cwnd(u32 bdp, u32 misses, u32 floor)
+{
+	u32 w;
+
+	if (misses > CP_MEASURE_MAX_MISSES)
+		misses = CP_MEASURE_MAX_MISSES;
+	w = bdp >> misses;
+	w = w > ~0U - CP_MEASURE_EXTRA_SEGS ? ~0U : w + CP_MEASURE_EXTRA_SEGS;
+	return cp_max(w, floor);
+}
+
+/* The per-connection bet after a check: a pass earns one back, a miss costs. */
+static inline u32 cp_measure_misses(u32 misses, enum cp_check verdict)
+{
+	if (verdict == CP_CHECK_FULL)
+		return misses ? misses - 1 : 0;
+	return cp_min(misses + 1, CP_MEASURE_MAX_MISSES);
+}
+
+/*
+ * One ACK of a measured restart's check.  @rtt_us is the ACK's RTT sample
+ * (0: none), @min_rtt_us the path's minimum from before the idle period;
+ * @segs were delivered in @elapsed_us since the flight's first ACK, which
+ * was sent at @sent_rate B/s.  An RTT above @rtt_pct % of the minimum
+ * means a queue is building: someone else now uses the path, or the rate
+ * was too high.  ACKs slower than @rate_pct % of the sending rate mean the
+ * path delivers less than the flight sends (a competitor's share, a
+ * slower link).
+ */
+static inline enum cp_check cp_check_ack(u32 rtt_us, u32 min_rtt_us,
+					 u32 rtt_pct, u32 segs,
+					 u32 elapsed_us, u32 mss,
+					 u64 sent_rate, u32 rate_pct)
+{
+	u64 ack_rate;
+
+	if (rtt_us && cp_min_rtt_known(min_rtt_us) &&
+	    (u64)rtt_us * 100 > (u64)min_rtt_us * rtt_pct)
+		return CP_CHECK_RTT;
+	if (segs < CP_CHECK_MIN_SEGS || !elapsed_us)
+		return CP_CHECK_GOING;
+	ack_rate = cp_rate(segs, mss, elapsed_us, CP_U64_MAX);
+	if (sent_rate <= CP_U64_MAX / 100 &&
+	    ack_rate <= CP_U64_MAX / 100 &&
+	    ack_rate * 100 < sent_rate * rate_pct)
+		return CP_CHECK_RATE;
+	return CP_CHECK_GOING;
+}
+
+/*
+ * The rate a failed check drops to, in B/s: what the ACKs delivered
+ * (@ack_rate, 0 when too few segments were delivered to tell), never
+ * above the rate sent; without an ACK rate, an RTT rise scales the sent
+ * rate by min RTT / RTT (the share that would not grow the queue), and a
+ * loss halves it, as Reno would.
+ */
+static inline u64 cp_exit_rate(enum cp_check verdict, u64 sent_rate,
+			       u64 ack_rate, u32 rtt_us, u32 min_rtt_us)
+{
+	u32 r;
+
+	if (ack_rate)
+		return ack_rate < sent_rate ? ack_rate : sent_rate;
+	if (verdict == CP_CHECK_RTT && rtt_us > min_rtt_us &&
+	    cp_min_rtt_known(min_rtt_us) && sent_rate <= CP_U64_MAX / min_rtt_us)
+		return cp_div_u64_rem(sent_rate * min_rtt_us, rtt_us, &r);
+	return sent_rate >> 1;
+}
+
+/*
+ * Initial ssthresh from Hoe's estimate ("Improving the Start-up Behavior
+ * of a Congestion Control Scheme for TCP", 1996): segments sent back to
+ * back leave the bottleneck spaced by its rate, and so do their ACKs;
+ * @segs delivered over the @interval_us between the first ACK of a round
+ * and a later one give that rate, times the path's RTT its BDP.  0 (no
+ * estimate) below CP_HOE_MIN_SEGS or without an interval or RTT.
+ */
+static inline u32 cp_hoe_ssthresh(u32 segs, u32 interval_us, u32 mss,
+				  u32 rtt_us)
+{
+	u64 rate;
+
+	if (segs < CP_HOE_MIN_SEGS || !interval_us)
+		return 0;
+	rate = cp_rate(segs, mss, interval_us, CP_U64_MAX);
+	if (!rate || !rtt_us)
+		return 0;
+	return cp_max(cp_bdp_segs(rate, rtt_us, mss), CP_SSTHRESH_MIN);
+}
+
+/*
+ * Does an ACK that delivered @acked segments @gap_us after the previous
+ * one end a train that delivered @segs over @span_us before it?  Only a
+ * train of two segments or more has a mean to compare with.
+ */
+static inline bool cp_train_breaks(u32 segs, u32 span_us, u32 acked,
+				   u32 gap_us)
+{
+	if (segs < 2)
+		return false;
+	/* acked * span fits 64 bits, CP_TRAIN_BREAK times it may not */
+	return (u64)gap_us * segs / CP_TRAIN_BREAK > (u64)acked * span_us;
+}
+
+/*
+ * Is a train's @rate (B/s over @span_us) believable next to the delivery
+ * rate @bw (0: none yet) on a path of @rtt_us?  See CP_TRAIN_MAX_GAIN.
+ */
+static inline bool cp_train_plausible(u64 rate, u32 span_us, u64 bw,
+				      u32 rtt_us)
+{
+	if (!rate || (u64)span_us << CP_TRAIN_MIN_SPAN_SHIFT < rtt_us)
+		return false;
+	return !bw || bw > CP_U64_MAX / CP_TRAIN_MAX_GAIN ||
+	       rate <= bw * CP_TRAIN_MAX_GAIN;
+}
+
+/*
+ * Idle periods are counted in a coarse histogram of whole RTOs, buckets
+ * [1, 2), [2, 4), [4, 8), [8, 16), [16, 32) and [32, inf) RTOs: whether
+ * restarts follow a pause just past the RTO (pipelined requests, a slow
+ * client) or long ones (keep-alive between page views).
+ */
+#define CP_IDLE_BUCKETS		6U
+
+static inline u32 cp_idle_bucket(u32 idle, u32 rto)
+{
+	u32 n, b = 0;
+
+	if (!rto)
+		return CP_IDLE_BUCKETS - 1;
+	n = idle / rto;
+	while (n > 1 && b < CP_IDLE_BUCKETS - 1) {
+		n >>= 1;
+		b++;
+	}
+	return b;
 }
 
 #endif /* _COCKTAIL_POLICY_H */

@@ -8,7 +8,13 @@
  *   tcp_cocktail:cocktail_pace_end  when the paced restart (or initial)
  *                          flight ends: ack (first ACK for the flight),
  *                          loss (RTO), release (socket closed) or new (a
- *                          new restart)
+ *                          new restart); a measured flight ends with its
+ *                          check's verdict (full, rtt, rate, loss)
+ *   tcp_cocktail:cocktail_check  the verdict on a measured restart
+ *                          (restart=measure): full (path unchanged, the
+ *                          flight went as sized) or the reason it left
+ *                          the flight (rtt, rate, loss), with the rates
+ *                          sent and seen and the window it went on with
  *
  * The events carry the module's prefix because their trace_<name>()
  * functions and tracepoint symbols are global to the kernel.
@@ -110,6 +116,59 @@ TRACE_EVENT(cocktail_pace_end,
 	TP_printk("sport=%u dport=%u reason=%s segs=%u duration_us=%llu pacing_rate=%llu",
 		  __entry->sport, __entry->dport, __entry->reason,
 		  __entry->segs, __entry->duration_us, __entry->pacing_rate)
+);
+
+/*
+ * segs: delivered since the flight's first ACK; elapsed_us: since that
+ * ACK; sent_rate and ack_rate in B/s (ack_rate 0: too few segments to
+ * tell); srtt_us and min_rtt_us at the verdict; cwnd and ssthresh in
+ * segments after it; misses: the connection's recent failed checks, by
+ * which its next flight is halved.
+ */
+TRACE_EVENT(cocktail_check,
+
+	TP_PROTO(const struct sock *sk, const char *verdict, u32 segs,
+		 u32 elapsed_us, u64 sent_rate, u64 ack_rate, u32 srtt_us,
+		 u32 min_rtt_us, u32 cwnd, u32 ssthresh, u32 misses),
+
+	TP_ARGS(sk, verdict, segs, elapsed_us, sent_rate, ack_rate, srtt_us,
+		min_rtt_us, cwnd, ssthresh, misses),
+
+	TP_STRUCT__entry(
+		__field(u16, sport)
+		__field(u16, dport)
+		__array(char, verdict, COCKTAIL_NAME_LEN)
+		__field(u32, segs)
+		__field(u32, elapsed_us)
+		__field(u64, sent_rate)
+		__field(u64, ack_rate)
+		__field(u32, srtt_us)
+		__field(u32, min_rtt_us)
+		__field(u32, cwnd)
+		__field(u32, ssthresh)
+		__field(u32, misses)
+	),
+
+	TP_fast_assign(
+		__entry->sport = sk->sk_num;
+		__entry->dport = ntohs(sk->sk_dport);
+		strscpy(__entry->verdict, verdict, COCKTAIL_NAME_LEN);
+		__entry->segs = segs;
+		__entry->elapsed_us = elapsed_us;
+		__entry->sent_rate = sent_rate;
+		__entry->ack_rate = ack_rate;
+		__entry->srtt_us = srtt_us;
+		__entry->min_rtt_us = min_rtt_us;
+		__entry->cwnd = cwnd;
+		__entry->ssthresh = ssthresh;
+		__entry->misses = misses;
+	),
+
+	TP_printk("sport=%u dport=%u verdict=%s segs=%u elapsed_us=%u sent_rate=%llu ack_rate=%llu srtt_us=%u min_rtt_us=%u cwnd=%u ssthresh=%u misses=%u",
+		  __entry->sport, __entry->dport, __entry->verdict,
+		  __entry->segs, __entry->elapsed_us, __entry->sent_rate,
+		  __entry->ack_rate, __entry->srtt_us, __entry->min_rtt_us,
+		  __entry->cwnd, __entry->ssthresh, __entry->misses)
 );
 
 #endif /* _COCKTAIL_TRACE_H */

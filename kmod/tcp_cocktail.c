@@ -102,20 +102,82 @@
  *          path was shared or the window was larger than the pipe, so
  *          the remembered window is stale; without one the pre-idle rate
  *          is still good to pace at
+ *   measure the flight is sized from the path, paced, and checked on its
+ *          first ACKs; see "Measured restart" below
  * In CA_CWR or CA_Recovery, ssr and decay leave ssthresh alone, as
  * tcp_current_ssthresh() does.  Every decision emits the
- * tcp_cocktail:cocktail_restart tracepoint and counts in the stats parameter.
+ * tcp_cocktail:cocktail_restart tracepoint and counts in the stats
+ * parameter, once per policy applied and once in a histogram of the idle
+ * time in RTOs (idle_rto_1 for [1, 2) RTOs ... idle_rto_32 for 32 or more).
+ *
+ * Measured restart
+ * ----------------
+ * The window a connection had before the idle period says little about
+ * the path: after a warm-up on a shallow buffer Reno's cwnd sits well
+ * below the bandwidth-delay product, after one on a deep buffer well
+ * above it.  restart=measure sizes the first flight from the path and
+ * then looks at what the path does with it:
+ *
+ *     restart (idle > RTO)
+ *         |  rate = max(pace_rate estimate, ACK-train rate),
+ *         |  BDP = rate * min RTT / mss;
+ *         |  cwnd = max(BDP >> misses + 2, min(IW, cwnd)); no rate: ssr
+ *         v
+ *     FLIGHT: paced at rate; cwnd frozen (.cong_avoid does nothing)
+ *         |  first ACK of the flight: the train starts (time, delivered),
+ *         |  the check ends one round trip later (snd_nxt now)
+ *         v
+ *     CHECK: every ACK (.pkts_acked) ----- RTT > check_rtt_pct % min RTT
+ *         |                           |--- ACKs deliver below
+ *         |                           |    check_rate_pct % of rate
+ *         |                           |    (after >= 8 segments)
+ *         |                           '--- loss, RTO or ECN (.ssthresh)
+ *         |  a round trip of ACKs, or             |
+ *         |  nothing left in flight               v
+ *         v                                  exit: rate' = the ACK rate
+ *     full: cwnd = min(cwnd, in flight + 2)  (else rate * min RTT / RTT,
+ *     misses - 1                             or rate / 2 after a loss);
+ *         |                                  cwnd = ssthresh = rate' * min
+ *         |                                  RTT / mss (after a loss: the
+ *         |                                  ssthresh, min with Reno's);
+ *         |                                  misses + 1
+ *         v                                       v
+ *                 pacing state restored, ACK-clocked sending
+ *
+ * The rate is the bottleneck's, not only what the connection achieved:
+ * besides the pace_rate estimate (delivery or window rate, both at most
+ * cwnd / RTT), the module times the ACK train of every round (see
+ * cocktail_train_ack()), which shows the bottleneck's rate even when the
+ * window filled a fraction of the round trip.
+ * A flight at the bottleneck's rate builds no queue, so its RTTs stay at
+ * the minimum and its ACKs come back as fast as it was sent, unless the
+ * path changed during the idle period: a competitor's queue raises the
+ * RTT, its share slows the ACKs, an overflowing buffer drops.  Then the
+ * flight leaves the old rate within the round trip in which the first
+ * ACKs arrive, for the rate the ACKs show, without waiting for a loss.
+ * The check's full verdict keeps the window at what is in flight, so
+ * ending the pacing releases no burst.  misses (0..3) is the connection's
+ * memory: each failed check halves its next flight, each passed one
+ * earns a halving back, so a connection whose path keeps changing bets
+ * less and one on a quiet path bets the whole BDP.  The verdict emits
+ * tcp_cocktail:cocktail_check and counts in check_full, check_rtt,
+ * check_rate or check_loss.
  *
  * Pre-idle rate
  * -------------
- * The kernel saves one rate sample per ACK in tp->rate_delivered,
- * rate_interval_us and rate_app_limited; .cong_avoid runs after
- * tcp_rate_gen(), so it sees the fresh sample.  Samples feed a windowed
+ * The kernel saves a rate sample in tp->rate_delivered, rate_interval_us
+ * and rate_app_limited, and keeps it until a new one replaces it (it
+ * saves every sample that is not application-limited, and the others
+ * only when they are higher).  .cong_avoid runs after tcp_rate_gen(), so
+ * it sees a fresh sample first; in CWR and Recovery the kernel does not
+ * call it, and .in_ack_event picks the sample up one ACK later.  A sample
+ * feeds the max once (by a signature of delivered and interval), not
+ * once per ACK, so an old rate ages out.  Samples feed a windowed
  * maximum over 10..20 round trips; an application-limited sample counts
  * only when it raises the maximum, as in BBR, because it only shows the
- * path can do at least that much.  Rounds advance on ACKs, not on time, so
- * the maximum survives any idle period.  pace_rate chooses the flight's
- * rate:
+ * path can do at least that much.  Rounds advance when an ACK delivers
+ * data past the round's end, not on time, so the maximum survives any
+ * idle period.  pace_rate chooses the flight's rate:
  *   delivery  the windowed maximum, or cwnd * mss / srtt without a sample
  *   window    cwnd * mss / srtt: the rate the window was clocked out at
  *             in a round trip where it was in use (Heidemann's estimate)
@@ -148,6 +210,19 @@
  * around that rule (it reads data_segs_out, a counter reported to user
  * space).
  *
+ * Initial ssthresh
+ * ----------------
+ * ssthresh_est=1 replaces the kernel's "infinite" initial ssthresh with
+ * Hoe's estimate of the path's BDP: the segments of a slow-start round
+ * leave the bottleneck spaced by its rate and so do their ACKs, so the
+ * segments delivered from the round's first ACK to the one that ends it,
+ * over the time between them, give the rate, and that times the minimum
+ * RTT the BDP.  Slow start then stops at the BDP instead of overshooting
+ * it by up to a window and losing the excess.  A round whose ACK train
+ * is shorter than 3 segments leaves the estimate to the next round; a
+ * loss, or an ssthresh from the route, ends it.  A failed check of a
+ * measured restart sets ssthresh the same way, from its ACK rate.
+ *
  * Congestion window validation
  * ----------------------------
  * cwv, evaluated on every ACK:
@@ -173,8 +248,9 @@
  * (nothing in flight) belong to the restart policy, not to cwv.
  *
  * Parameters are read once per decision, so a change applies to the next
- * connection (iw, pace_iw), the next restart (restart, auto_rtt_us,
- * queue_pct, pace_rate) or the next ACK (cwv).
+ * connection (iw, pace_iw, ssthresh_est), the next restart (restart,
+ * auto_rtt_us, queue_pct, pace_rate) or the next ACK (cwv, check_rtt_pct,
+ * check_rate_pct).
  */
 #define pr_fmt(fmt) "tcp_cocktail: " fmt
 
@@ -223,9 +299,30 @@ static inline u64 cocktail_jiffies_to_us(u32 j)
 	return div_u64((u64)j * USEC_PER_SEC, HZ);
 }
 
-/* Per-connection state, in icsk_ca_priv. */
+/* Where a measured restart is (restart=measure, see the diagram above). */
+enum cocktail_mstate {
+	CM_NONE,	/* no measured restart in progress */
+	CM_FLIGHT,	/* flight paced, waiting for its first ACK */
+	CM_CHECK,	/* checking the ACKs for one round trip */
+};
+
+/* Where the ACK train of the current round is. */
+enum cocktail_train {
+	CT_WAIT,	/* no train: the next ACK starts one */
+	CT_TRAIN,	/* timing a run of ACKs */
+};
+
+/*
+ * Per-connection state, in icsk_ca_priv (104 bytes on 6.1: every field
+ * counts).  The snapshot of the kernel's restart and the ACK train share
+ * their words: the snapshot lives from CA_EVENT_CWND_RESTART to the
+ * CA_EVENT_TX_START of the same transmit, with nothing in flight, and a
+ * train only while data is in flight (cocktail_snapshot() ends a train
+ * that is still open).
+ */
 struct cocktail {
 	struct cp_maxwin bw;		/* windowed max delivery rate, B/s */
+	struct cp_maxwin cap;		/* windowed max ACK-train rate, B/s */
 	unsigned long pace_prev_rate;	/* B/s: sk_pacing_rate before pacing */
 	unsigned long pace_prev_max;	/* B/s: sk_max_pacing_rate before */
 	unsigned long pace_rate;	/* B/s: rate of the paced flight */
@@ -233,18 +330,33 @@ struct cocktail {
 	u32 round_end_seq;		/* seq: snd_nxt when this round began */
 	u32 round_delivered;		/* segs: tp->delivered when it began */
 	u32 pipeack[2];			/* segs delivered in the last 2 rounds */
-	u32 snap_cwnd;			/* segs: cwnd at CA_EVENT_CWND_RESTART */
-	u32 snap_ssthresh;		/* segs: ssthresh at the same moment */
-	u32 pace_end_seq;		/* seq: pacing ends when snd_una passes */
+	union {
+		struct {
+			u32 snap_cwnd;		/* segs: cwnd at CWND_RESTART */
+			u32 snap_ssthresh;	/* segs: ssthresh then */
+		};
+		struct {
+			u32 train_us;		/* us: first ACK of the train */
+			u32 train_delivered;	/* segs: tp->delivered then */
+		};
+	};
+	u32 pace_end_seq;		/* seq: pacing (measure: the check)
+					 * ends when snd_una passes it
+					 */
 	u32 pace_start_us;		/* us: low 32 bits of tcp_mstamp */
 	u32 pace_start_segs;		/* segs: data_segs_out at the start */
 	u32 cwv_stamp;			/* jiffies: last cwnd-limited or decay */
 	u32 nvp_stamp;			/* jiffies: RFC 7661 NVP start */
+	u32 bw_sig;			/* hash of the last rate sample fed */
 	u8 snap_valid:1,		/* snap_* hold the kernel's pre-cut */
 	   pacing:1,			/* a paced flight is in progress */
 	   nvp:1,			/* cwv=2: in a non-validated period */
-	   iw_pending:1;		/* apply iw at the first data segment */
-	u8 pace_prev_status;		/* sk_pacing_status before pacing */
+	   iw_pending:1,		/* apply iw at the first data segment */
+	   mstate:2,			/* enum cocktail_mstate */
+	   misses:2;			/* recent failed checks, 0..3 */
+	u8 pace_prev_status:2,		/* sk_pacing_status before pacing */
+	   train:1,			/* enum cocktail_train */
+	   hoe:1;			/* Hoe's ssthresh estimate pending */
 };
 
 /* ---- parameters ---------------------------------------------------- */
@@ -256,6 +368,15 @@ static const char * const cocktail_policy_names[CP_NR_POLICIES] = {
 	[CP_PACE] = "pace",
 	[CP_AUTO] = "auto",
 	[CP_QUEUE] = "queue",
+	[CP_MEASURE] = "measure",
+};
+
+static const char * const cocktail_check_names[CP_NR_CHECKS] = {
+	[CP_CHECK_GOING] = "going",
+	[CP_CHECK_FULL] = "full",
+	[CP_CHECK_RTT] = "rtt",
+	[CP_CHECK_RATE] = "rate",
+	[CP_CHECK_LOSS] = "loss",
 };
 
 /* Segments: RFC 6928's initial window, the kernel's own TCP_INIT_CWND. */
@@ -280,6 +401,21 @@ static unsigned int cocktail_queue_pct __read_mostly = 120;
 static unsigned int cocktail_cwv_mode __read_mostly = CP_CWV_2861;
 /* Off: with iw <= 10 internal pacing leaves the initial window unpaced. */
 static unsigned int cocktail_pace_iw __read_mostly;
+/*
+ * restart=measure: an RTT 25% above the path's minimum is a queue of a
+ * quarter of the path's RTT, more than the pacing quantum and a delayed
+ * ACK add on any path from 20 ms on, and as much as a shallow buffer
+ * holds.
+ */
+static unsigned int cocktail_check_rtt_pct __read_mostly = 125;
+/*
+ * restart=measure: ACKs at less than 75% of the sending rate mean a
+ * competitor takes at least a quarter of the bottleneck; noise in the ACK
+ * spacing over CP_CHECK_MIN_SEGS segments stays well inside that.
+ */
+static unsigned int cocktail_check_rate_pct __read_mostly = 75;
+/* On: without it ssthresh starts at the kernel's "infinity". */
+static unsigned int cocktail_ssthresh_est __read_mostly = 1;
 
 static const char * const cocktail_rate_names[CP_NR_RATES] = {
 	[CP_RATE_DELIVERY] = "delivery",
@@ -361,7 +497,7 @@ static const struct kernel_param_ops cocktail_choice_ops = {
 };
 
 module_param_cb(restart, &cocktail_choice_ops, &cocktail_restart, 0644);
-MODULE_PARM_DESC(restart, "after idle > RTO: ssr | decay | keep | pace | auto | queue (default auto)");
+MODULE_PARM_DESC(restart, "after idle > RTO: ssr | decay | keep | pace | auto | queue | measure (default auto)");
 
 /*
  * 1 us makes every restart pace, 10 s (above any path's RTT) every restart
@@ -428,14 +564,47 @@ static const struct kernel_param_ops cocktail_bool_ops = {
 module_param_cb(pace_iw, &cocktail_bool_ops, &cocktail_pace_iw, 0644);
 MODULE_PARM_DESC(pace_iw, "1: pace the initial window over the handshake RTT (segments 11 on only, see source) (default 0)");
 
+module_param_cb(ssthresh_est, &cocktail_bool_ops, &cocktail_ssthresh_est, 0644);
+MODULE_PARM_DESC(ssthresh_est, "1: initial ssthresh from the spacing of the first ACKs (Hoe's estimate of the path's BDP), 0: the kernel's (default 1)");
+
+/*
+ * As queue_pct: at 100 % or less every RTT sample would fail the check;
+ * 1000 % is a queue nine times the path's RTT.
+ */
+static const struct kernel_param_ops cocktail_check_rtt_ops = {
+	.set = cocktail_queue_pct_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(check_rtt_pct, &cocktail_check_rtt_ops,
+		&cocktail_check_rtt_pct, 0644);
+MODULE_PARM_DESC(check_rtt_pct, "restart=measure leaves the paced flight when an ACK's RTT is above this percentage of the path's minimum RTT (101..1000, default 125)");
+
+/* 0 % would never fail; 100 % or more would fail on every ACK. */
+static int cocktail_check_rate_set(const char *val,
+				   const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, 99);
+}
+
+static const struct kernel_param_ops cocktail_check_rate_ops = {
+	.set = cocktail_check_rate_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(check_rate_pct, &cocktail_check_rate_ops,
+		&cocktail_check_rate_pct, 0644);
+MODULE_PARM_DESC(check_rate_pct, "restart=measure leaves the paced flight when its ACKs deliver below this percentage of the sending rate (1..99, default 75)");
+
 /* ---- counters ------------------------------------------------------ */
 
 enum cocktail_counter {
-	/* one per applied policy, in enum cp_policy order */
-	CC_SSR = CP_SSR,
-	CC_DECAY = CP_DECAY,
-	CC_KEEP = CP_KEEP,
-	CC_PACE = CP_PACE,
+	/* one per applied policy */
+	CC_SSR,
+	CC_DECAY,
+	CC_KEEP,
+	CC_PACE,
+	CC_MEASURE,
 	CC_AUTO_SSR,		/* restart=auto resolved to ssr */
 	CC_AUTO_PACE,		/* restart=auto resolved to pace */
 	CC_QUEUE_SSR,		/* restart=queue resolved to ssr */
@@ -450,6 +619,18 @@ enum cocktail_counter {
 	CC_PACE_IW,		/* initial window paced */
 	CC_CWV_DECAY,		/* RFC 2861 application-limited decay */
 	CC_CWV_NVP_END,		/* RFC 7661 non-validated period ended */
+	CC_MEASURE_NO_RATE,	/* measure without a rate: acted as ssr */
+	CC_CHECK_FULL,		/* measure: path unchanged, flight as sized */
+	CC_CHECK_RTT,		/* ... left the flight: RTT rose */
+	CC_CHECK_RATE,		/* ... ACKs slower than the flight */
+	CC_CHECK_LOSS,		/* ... loss or ECN during the check */
+	CC_SSTHRESH_EST,	/* ssthresh set from Hoe's estimate */
+	CC_IDLE_RTO_1,		/* restarts after [1, 2) RTOs of idle */
+	CC_IDLE_RTO_2,		/* [2, 4) */
+	CC_IDLE_RTO_4,		/* [4, 8) */
+	CC_IDLE_RTO_8,		/* [8, 16) */
+	CC_IDLE_RTO_16,		/* [16, 32) */
+	CC_IDLE_RTO_32,		/* 32 or more */
 	CC_NR
 };
 
@@ -458,6 +639,7 @@ static const char * const cocktail_counter_names[CC_NR] = {
 	[CC_DECAY] = "decay",
 	[CC_KEEP] = "keep",
 	[CC_PACE] = "pace",
+	[CC_MEASURE] = "measure",
 	[CC_AUTO_SSR] = "auto_ssr",
 	[CC_AUTO_PACE] = "auto_pace",
 	[CC_QUEUE_SSR] = "queue_ssr",
@@ -472,6 +654,38 @@ static const char * const cocktail_counter_names[CC_NR] = {
 	[CC_PACE_IW] = "pace_iw",
 	[CC_CWV_DECAY] = "cwv_decay",
 	[CC_CWV_NVP_END] = "cwv_nvp_end",
+	[CC_MEASURE_NO_RATE] = "measure_no_rate",
+	[CC_CHECK_FULL] = "check_full",
+	[CC_CHECK_RTT] = "check_rtt",
+	[CC_CHECK_RATE] = "check_rate",
+	[CC_CHECK_LOSS] = "check_loss",
+	[CC_SSTHRESH_EST] = "ssthresh_est",
+	[CC_IDLE_RTO_1] = "idle_rto_1",
+	[CC_IDLE_RTO_2] = "idle_rto_2",
+	[CC_IDLE_RTO_4] = "idle_rto_4",
+	[CC_IDLE_RTO_8] = "idle_rto_8",
+	[CC_IDLE_RTO_16] = "idle_rto_16",
+	[CC_IDLE_RTO_32] = "idle_rto_32",
+};
+
+/* Counter of each applied policy (auto and queue resolve to another). */
+static const enum cocktail_counter cocktail_policy_counter[CP_NR_POLICIES] = {
+	[CP_SSR] = CC_SSR,
+	[CP_DECAY] = CC_DECAY,
+	[CP_KEEP] = CC_KEEP,
+	[CP_PACE] = CC_PACE,
+	[CP_AUTO] = CC_SSR,
+	[CP_QUEUE] = CC_SSR,
+	[CP_MEASURE] = CC_MEASURE,
+};
+
+/* Counter of each verdict of a measured restart's check. */
+static const enum cocktail_counter cocktail_check_counter[CP_NR_CHECKS] = {
+	[CP_CHECK_GOING] = CC_CHECK_FULL,
+	[CP_CHECK_FULL] = CC_CHECK_FULL,
+	[CP_CHECK_RTT] = CC_CHECK_RTT,
+	[CP_CHECK_RATE] = CC_CHECK_RATE,
+	[CP_CHECK_LOSS] = CC_CHECK_LOSS,
 };
 
 static atomic_long_t cocktail_counters[CC_NR];
@@ -503,7 +717,7 @@ static const struct kernel_param_ops cocktail_stats_ops = {
 };
 
 module_param_cb(stats, &cocktail_stats_ops, NULL, 0444);
-MODULE_PARM_DESC(stats, "read-only counters, one \"name value\" per line: restarts per applied policy (ssr decay keep pace), auto_ssr, auto_pace, queue_ssr, queue_pace, paced flights ended, iw applied, cwv decays");
+MODULE_PARM_DESC(stats, "read-only counters, one \"name value\" per line: restarts per applied policy (ssr decay keep pace measure), auto_ssr, auto_pace, queue_ssr, queue_pace, paced flights ended, iw applied, cwv decays, measured restarts' checks, ssthresh estimates, restarts by idle time in RTOs");
 
 /* ---- initial window ------------------------------------------------ */
 
@@ -604,6 +818,231 @@ static void cocktail_pace_start(struct sock *sk, unsigned long rate)
 	cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE, SK_PACING_NEEDED);
 }
 
+/* ---- measured restart ---------------------------------------------- */
+
+/* The path's minimum RTT in us: the kernel's windowed min, else srtt. */
+static u32 cocktail_path_rtt_us(const struct tcp_sock *tp)
+{
+	return cp_path_rtt_us(tcp_min_rtt(tp), cocktail_srtt_us(tp));
+}
+
+/* The ACK train's rate in B/s, 0 while too few segments tell it. */
+static u64 cocktail_train_rate(const struct sock *sk)
+{
+	const struct cocktail *ca = inet_csk_ca(sk);
+	const struct tcp_sock *tp = tcp_sk(sk);
+	u32 segs = tp->delivered - ca->train_delivered;
+
+	if (ca->mstate != CM_CHECK || segs < CP_CHECK_MIN_SEGS)
+		return 0;
+	return cp_rate(segs, tp->mss_cache,
+		       (u32)tp->tcp_mstamp - ca->train_us, CP_U64_MAX);
+}
+
+/*
+ * The check of a measured restart reached @verdict.  A full flight keeps
+ * its window but no more than is in flight (plus the extra segments), so
+ * that ending the pacing does not release a burst; a failed check drops
+ * to the window of the rate the ACKs showed and makes it ssthresh, so
+ * the connection goes on in congestion avoidance from there.  After a
+ * loss the kernel's recovery (PRR) brings cwnd down to the ssthresh
+ * cocktail_ssthresh() returns.  Returns that window, in segments.
+ */
+static u32 cocktail_check_end(struct sock *sk, enum cp_check verdict)
+{
+	struct cocktail *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	u32 min_rtt_us = cocktail_path_rtt_us(tp);
+	u64 ack_rate = cocktail_train_rate(sk);
+	u32 segs = ca->mstate == CM_CHECK ?
+		   tp->delivered - ca->train_delivered : 0;
+	u64 rate = ca->pace_rate;
+	u32 cwnd = cocktail_cwnd(tp);
+
+	if (verdict == CP_CHECK_FULL) {
+		if (tp->packets_out)
+			cwnd = min(cwnd, tcp_packets_in_flight(tp) +
+					 CP_MEASURE_EXTRA_SEGS);
+	} else {
+		rate = cp_exit_rate(verdict, ca->pace_rate, ack_rate,
+				    cocktail_srtt_us(tp), min_rtt_us);
+		cwnd = max(cp_bdp_segs(rate, min_rtt_us, tp->mss_cache),
+			   CP_SSTHRESH_MIN);
+		if (verdict != CP_CHECK_LOSS)
+			tp->snd_ssthresh = cwnd;
+	}
+	if (verdict != CP_CHECK_LOSS)
+		cocktail_set_cwnd(tp, cwnd);
+	ca->mstate = CM_NONE;
+	ca->misses = cp_measure_misses(ca->misses, verdict);
+	cocktail_count(cocktail_check_counter[verdict]);
+	trace_cocktail_check(sk, cocktail_check_names[verdict], segs,
+			     (u32)tp->tcp_mstamp - ca->train_us, ca->pace_rate,
+			     ack_rate, cocktail_srtt_us(tp), min_rtt_us,
+			     cocktail_cwnd(tp), tp->snd_ssthresh, ca->misses);
+	cocktail_pace_stop(sk, verdict == CP_CHECK_LOSS ?
+			   CC_PACE_ENDED_LOSS : CC_PACE_ENDED,
+			   cocktail_check_names[verdict]);
+	return cwnd;
+}
+
+/*
+ * Every ACK while a measured flight is out (.pkts_acked, before the
+ * kernel grows or cuts cwnd for this ACK).  The first ACK starts the
+ * train; from then on each ACK's RTT sample and the train's rate are
+ * checked, until the ACKs of one round trip have come back (snd_una
+ * passes what was sent at the first ACK) or nothing is left in flight.
+ * The ACK that leaves nothing in flight is not checked: the receiver may
+ * have delayed it, and there is nothing left to slow down.
+ */
+static void cocktail_check_ack(struct sock *sk, s32 rtt_us)
+{
+	struct cocktail *ca = inet_csk_ca(sk);
+	const struct tcp_sock *tp = tcp_sk(sk);
+	enum cp_check verdict;
+
+	if (ca->mstate == CM_FLIGHT) {
+		ca->mstate = CM_CHECK;
+		ca->train_us = (u32)tp->tcp_mstamp;
+		ca->train_delivered = tp->delivered;
+		ca->pace_end_seq = tp->snd_nxt;
+	}
+	if (!tp->packets_out) {
+		cocktail_check_end(sk, CP_CHECK_FULL);
+		return;
+	}
+	verdict = cp_check_ack(rtt_us > 0 ? rtt_us : 0,
+			       cocktail_path_rtt_us(tp),
+			       READ_ONCE(cocktail_check_rtt_pct),
+			       tp->delivered - ca->train_delivered,
+			       (u32)tp->tcp_mstamp - ca->train_us,
+			       tp->mss_cache, ca->pace_rate,
+			       READ_ONCE(cocktail_check_rate_pct));
+	if (verdict == CP_CHECK_GOING && !cp_before(tp->snd_una,
+						    ca->pace_end_seq))
+		verdict = CP_CHECK_FULL;
+	if (verdict != CP_CHECK_GOING)
+		cocktail_check_end(sk, verdict);
+}
+
+/*
+ * ACK trains (whenever no measured flight is being checked): segments
+ * sent in a burst, or ACK-clocked behind one, leave the bottleneck spaced
+ * by its rate, and so do their ACKs.  A train is a run of ACKs without a
+ * pause: it ends at an ACK whose gap per segment delivered is more than
+ * CP_TRAIN_BREAK times the train's mean so far (the idle part of a round
+ * trip whose window did not fill it, a delayed ACK).  The segments it
+ * delivered over its duration are the bottleneck's rate, whatever part of
+ * the round trip the window filled: the delivery rate is the window over
+ * the round trip, what the connection achieved, not what the path can
+ * do.  Trains of at least CP_CHECK_MIN_SEGS segments feed the windowed
+ * max cap, unless cp_train_plausible() says its ACKs were bunched by the
+ * receiving host (a socket backlog processed in one go times them
+ * microseconds apart); the first of at least CP_HOE_MIN_SEGS gives Hoe's
+ * ssthresh estimate.  The previous ACK's time is tp->delivered_mstamp, which the
+ * kernel moves only after .pkts_acked.
+ */
+static void cocktail_train_ack(struct sock *sk, u32 acked)
+{
+	struct cocktail *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	u32 now = (u32)tp->tcp_mstamp, prev = (u32)tp->delivered_mstamp;
+	u32 segs, span, est;
+	u64 rate;
+
+	if (!acked)
+		return;
+	segs = tp->delivered - acked - ca->train_delivered;
+	span = prev - ca->train_us;
+	if (ca->train == CT_TRAIN &&
+	    !cp_train_breaks(segs, span, acked, now - prev))
+		return;
+	/* The train ended at the previous ACK; this one starts the next. */
+	if (ca->train == CT_TRAIN && span) {
+		rate = cp_rate(segs, tp->mss_cache, span, CP_U64_MAX);
+		if (segs >= CP_CHECK_MIN_SEGS &&
+		    cp_train_plausible(rate, span, cp_maxwin_get(&ca->bw),
+				       cocktail_path_rtt_us(tp)))
+			cp_maxwin_update(&ca->cap, ca->round,
+					 COCKTAIL_BW_ROUNDS, rate);
+		if (ca->hoe && segs >= CP_HOE_MIN_SEGS) {
+			ca->hoe = 0;
+			est = cp_hoe_ssthresh(segs, span, tp->mss_cache,
+					      cocktail_path_rtt_us(tp));
+			if (tcp_in_initial_slowstart(tp) &&
+			    inet_csk(sk)->icsk_ca_state == TCP_CA_Open) {
+				tp->snd_ssthresh = min(est, tp->snd_cwnd_clamp);
+				cocktail_count(CC_SSTHRESH_EST);
+			}
+		}
+	}
+	ca->train = CT_TRAIN;
+	ca->train_us = now;
+	ca->train_delivered = tp->delivered;
+}
+
+static void cocktail_pkts_acked(struct sock *sk,
+				const struct ack_sample *sample)
+{
+	struct cocktail *ca = inet_csk_ca(sk);
+
+	if (ca->mstate)
+		cocktail_check_ack(sk, sample->rtt_us);
+	else
+		cocktail_train_ack(sk, sample->pkts_acked);
+}
+
+/*
+ * Loss, RTO or ECN: the kernel asks for ssthresh before it reduces cwnd.
+ * During a measured restart's check this is the check's verdict: the
+ * window drops to the rate the ACKs showed, at most Reno's half.
+ */
+static u32 cocktail_ssthresh(struct sock *sk)
+{
+	struct cocktail *ca = inet_csk_ca(sk);
+	u32 reno = tcp_reno_ssthresh(sk);
+
+	ca->hoe = 0;
+	if (!ca->mstate)
+		return reno;
+	return max(min(reno, cocktail_check_end(sk, CP_CHECK_LOSS)),
+		   CP_SSTHRESH_MIN);
+}
+
+/*
+ * restart=measure: the flight's window is the BDP of the pre-idle rate
+ * (the pace_rate estimate) and the path's minimum RTT, less after recent
+ * failed checks, at least what a slow-start restart would allow; it is
+ * paced at that rate and checked on its ACKs.  No rate at all: ssr.
+ * Returns the pacing rate (0: fell back to ssr); sets *cwnd.
+ */
+static unsigned long cocktail_measure_restart(struct sock *sk, u32 before,
+					      u32 *cwnd)
+{
+	struct cocktail *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	u32 floor = cp_restart_ssr(before, cocktail_iw_now(sk));
+	unsigned long rate;
+	u32 bdp;
+
+	rate = cp_pace_rate(cp_maxwin_get(&ca->bw), before, tp->mss_cache,
+			    cocktail_srtt_us(tp),
+			    READ_ONCE(sk->sk_max_pacing_rate),
+			    READ_ONCE(cocktail_pace_rate.val));
+	rate = cp_path_rate(rate, cp_maxwin_get(&ca->cap),
+			    READ_ONCE(sk->sk_max_pacing_rate));
+	bdp = cp_bdp_segs(rate, cocktail_path_rtt_us(tp), tp->mss_cache);
+	if (!bdp) {
+		cocktail_count(CC_MEASURE_NO_RATE);
+		*cwnd = floor;
+		return 0;
+	}
+	*cwnd = cp_measure_cwnd(bdp, ca->misses, floor);
+	cocktail_pace_start(sk, rate);
+	ca->mstate = CM_FLIGHT;
+	return rate;
+}
+
 /* ---- restart after idle -------------------------------------------- */
 
 static void cocktail_snapshot(struct sock *sk)
@@ -614,6 +1053,11 @@ static void cocktail_snapshot(struct sock *sk)
 	/* Keep the first snapshot: a second restart would see the cut cwnd. */
 	if (ca->snap_valid)
 		return;
+	/* Nothing in flight: a train still open ends (its words are reused). */
+	if (ca->mstate)
+		cocktail_check_end(sk, CP_CHECK_FULL);
+	ca->train = CT_WAIT;
+	ca->hoe = 0;
 	ca->snap_cwnd = cocktail_cwnd(tp);
 	ca->snap_ssthresh = tp->snd_ssthresh;
 	ca->snap_valid = 1;
@@ -655,7 +1099,7 @@ static void cocktail_restart_apply(struct sock *sk, u32 idle)
 	u32 rto = inet_csk(sk)->icsk_rto;
 	u32 srtt_us = cocktail_srtt_us(tp);
 	u32 min_rtt_us = tcp_min_rtt(tp);
-	u32 path_rtt_us = cp_path_rtt_us(min_rtt_us, srtt_us);
+	u32 path_rtt_us = cocktail_path_rtt_us(tp);
 	enum cp_policy req = READ_ONCE(cocktail_restart.val);
 	enum cp_policy pol;
 	u32 before, ssthresh, after;
@@ -669,7 +1113,16 @@ static void cocktail_restart_apply(struct sock *sk, u32 idle)
 	ssthresh = ca->snap_valid ? ca->snap_ssthresh : tp->snd_ssthresh;
 
 	after = cp_restart_cwnd(pol, before, cocktail_iw_now(sk), idle, rto);
-	tp->snd_ssthresh = cocktail_restart_ssthresh(sk, pol, ssthresh, before);
+	if (pol == CP_MEASURE) {
+		rate = cocktail_measure_restart(sk, before, &after);
+		/* Without a rate measure acted as ssr: so does ssthresh. */
+		if (!rate)
+			ssthresh = cocktail_restart_ssthresh(sk, CP_SSR,
+							     ssthresh, before);
+	} else {
+		ssthresh = cocktail_restart_ssthresh(sk, pol, ssthresh, before);
+	}
+	tp->snd_ssthresh = ssthresh;
 	cocktail_set_cwnd(tp, after);
 	tp->snd_cwnd_stamp = tcp_jiffies32;
 	tp->snd_cwnd_used = 0;
@@ -677,7 +1130,8 @@ static void cocktail_restart_apply(struct sock *sk, u32 idle)
 	if (pol == CP_PACE)
 		rate = cocktail_pace_restart(sk, before);
 
-	cocktail_count((enum cocktail_counter)pol);
+	cocktail_count(cocktail_policy_counter[pol]);
+	cocktail_count(CC_IDLE_RTO_1 + cp_idle_bucket(idle, rto));
 	if (req == CP_AUTO)
 		cocktail_count(pol == CP_SSR ? CC_AUTO_SSR : CC_AUTO_PACE);
 	else if (req == CP_QUEUE)
@@ -711,6 +1165,8 @@ static void cocktail_first_flight(struct sock *sk)
 		ca->iw_pending = 0;
 		cocktail_set_iw(sk);
 	}
+	if (READ_ONCE(cocktail_ssthresh_est) && tcp_in_initial_slowstart(tp))
+		ca->hoe = 1;
 	if (!READ_ONCE(cocktail_pace_iw))
 		return;
 	rate = cp_rate(cocktail_cwnd(tp), tp->mss_cache, cocktail_srtt_us(tp),
@@ -767,7 +1223,8 @@ static void cocktail_update_round(struct sock *sk)
 	struct cocktail *ca = inet_csk_ca(sk);
 	const struct tcp_sock *tp = tcp_sk(sk);
 
-	if (!cp_after(tp->snd_una, ca->round_end_seq))
+	if (!cp_after(tp->snd_una, ca->round_end_seq) ||
+	    tp->delivered == ca->round_delivered)
 		return;
 	ca->round++;
 	ca->round_end_seq = tp->snd_nxt;
@@ -785,8 +1242,16 @@ static void cocktail_sample_bw(struct sock *sk)
 {
 	struct cocktail *ca = inet_csk_ca(sk);
 	const struct tcp_sock *tp = tcp_sk(sk);
+	u32 sig = cp_sample_sig(tp->rate_delivered, tp->rate_interval_us);
 	u64 bw;
 
+	/*
+	 * The kernel keeps its last saved sample until a new one replaces
+	 * it; fed again on every ACK it would stay in the max forever.
+	 */
+	if (sig == ca->bw_sig)
+		return;
+	ca->bw_sig = sig;
 	bw = cp_rate(tp->rate_delivered, tp->mss_cache, tp->rate_interval_us,
 		     CP_U64_MAX);
 	if (!bw || (tp->rate_app_limited && bw < cp_maxwin_get(&ca->bw)))
@@ -901,6 +1366,7 @@ static void cocktail_init(struct sock *sk)
 	ca->cwv_stamp = tcp_jiffies32;
 	ca->pace_prev_status = SK_PACING_NONE;
 	cp_maxwin_reset(&ca->bw, 0);
+	cp_maxwin_reset(&ca->cap, 0);
 
 	/*
 	 * Switched to cocktail on a connection that another algorithm already
@@ -925,10 +1391,12 @@ static void cocktail_release(struct sock *sk)
 
 static void cocktail_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 {
+	const struct cocktail *ca = inet_csk_ca(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
 
 	cocktail_sample_bw(sk);
-	if (!cocktail_may_grow(sk))
+	/* A measured flight's window is the check's to set. */
+	if (ca->mstate || !cocktail_may_grow(sk))
 		return;
 	if (tcp_in_slow_start(tp)) {
 		acked = tcp_slow_start(tp, acked);
@@ -942,9 +1410,18 @@ static void cocktail_in_ack_event(struct sock *sk, u32 flags)
 {
 	struct cocktail *ca = inet_csk_ca(sk);
 
-	/* The first ACK for the paced flight: back to ACK clocking. */
-	if (ca->pacing && cp_after(tcp_sk(sk)->snd_una, ca->pace_end_seq))
+	/*
+	 * The first ACK for the paced flight: back to ACK clocking (a
+	 * measured flight's check decides when its pacing ends).
+	 */
+	if (ca->pacing && !ca->mstate &&
+	    cp_after(tcp_sk(sk)->snd_una, ca->pace_end_seq))
 		cocktail_pace_stop(sk, CC_PACE_ENDED, "ack");
+	/*
+	 * .cong_avoid sees each sample first, but the kernel does not call
+	 * it in CWR or Recovery: this catches those samples one ACK late.
+	 */
+	cocktail_sample_bw(sk);
 	cocktail_update_round(sk);
 	cocktail_cwv(sk);
 }
@@ -972,9 +1449,10 @@ static void cocktail_cwnd_event(struct sock *sk, enum tcp_ca_event ev)
 static struct tcp_congestion_ops cocktail __read_mostly = {
 	.init		= cocktail_init,
 	.release	= cocktail_release,
-	.ssthresh	= tcp_reno_ssthresh,
+	.ssthresh	= cocktail_ssthresh,
 	.undo_cwnd	= tcp_reno_undo_cwnd,
 	.cong_avoid	= cocktail_cong_avoid,
+	.pkts_acked	= cocktail_pkts_acked,
 	.cwnd_event	= cocktail_cwnd_event,
 	.in_ack_event	= cocktail_in_ack_event,
 	.owner		= THIS_MODULE,

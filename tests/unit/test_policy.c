@@ -366,34 +366,40 @@ static void test_maxwin(void)
 
 	cp_maxwin_reset(&w, 0);
 	CHECK_EQ(cp_maxwin_get(&w), 0);
-	cp_maxwin_update(&w, 0, 10, 500);
-	cp_maxwin_update(&w, 1, 10, 300);
-	CHECK_EQ(cp_maxwin_get(&w), 500);
-	cp_maxwin_update(&w, 5, 10, 900);
-	CHECK_EQ(cp_maxwin_get(&w), 900);
+	cp_maxwin_update(&w, 0, 10, 8000);
+	cp_maxwin_update(&w, 1, 10, 4800);
+	CHECK_EQ(cp_maxwin_get(&w), 8000);
+	cp_maxwin_update(&w, 5, 10, 14400);
+	CHECK_EQ(cp_maxwin_get(&w), 14400);
 	/* next bucket: the old max stays for one more window */
-	cp_maxwin_update(&w, 10, 10, 100);
-	CHECK_EQ(cp_maxwin_get(&w), 900);
-	cp_maxwin_update(&w, 19, 10, 200);
-	CHECK_EQ(cp_maxwin_get(&w), 900);
+	cp_maxwin_update(&w, 10, 10, 1600);
+	CHECK_EQ(cp_maxwin_get(&w), 14400);
+	cp_maxwin_update(&w, 19, 10, 3200);
+	CHECK_EQ(cp_maxwin_get(&w), 14400);
 	/* two windows later it is gone */
-	cp_maxwin_update(&w, 20, 10, 150);
-	CHECK_EQ(cp_maxwin_get(&w), 200);
+	cp_maxwin_update(&w, 20, 10, 2400);
+	CHECK_EQ(cp_maxwin_get(&w), 3200);
 	/* a long gap in rounds forgets everything */
-	cp_maxwin_update(&w, 100, 10, 42);
-	CHECK_EQ(cp_maxwin_get(&w), 42);
+	cp_maxwin_update(&w, 100, 10, 672);
+	CHECK_EQ(cp_maxwin_get(&w), 672);
 	/* round counter wraps */
 	cp_maxwin_reset(&w, 0xfffffffau);
-	cp_maxwin_update(&w, 0xfffffffbu, 10, 700);
-	cp_maxwin_update(&w, 2, 10, 100);	/* 8 rounds later */
-	CHECK_EQ(cp_maxwin_get(&w), 700);
-	cp_maxwin_update(&w, 5, 10, 100);	/* 11: new bucket */
-	CHECK_EQ(cp_maxwin_get(&w), 700);
-	cp_maxwin_update(&w, 26, 10, 100);	/* > 2 windows */
-	CHECK_EQ(cp_maxwin_get(&w), 100);
-	/* huge samples */
+	cp_maxwin_update(&w, 0xfffffffbu, 10, 11200);
+	cp_maxwin_update(&w, 2, 10, 1600);	/* 8 rounds later */
+	CHECK_EQ(cp_maxwin_get(&w), 11200);
+	cp_maxwin_update(&w, 5, 10, 1600);	/* 11: new bucket */
+	CHECK_EQ(cp_maxwin_get(&w), 11200);
+	cp_maxwin_update(&w, 26, 10, 1600);	/* > 2 windows */
+	CHECK_EQ(cp_maxwin_get(&w), 1600);
+	/* huge samples saturate at 2^32 - 1 units of 16 B/s */
 	cp_maxwin_update(&w, 26, 10, CP_U64_MAX);
-	CHECK_EQ(cp_maxwin_get(&w), CP_U64_MAX);
+	CHECK_EQ(cp_maxwin_get(&w), (u64)0xffffffffu << 4);
+	/* below the unit: rounded down */
+	cp_maxwin_reset(&w, 0);
+	cp_maxwin_update(&w, 0, 10, 15);
+	CHECK_EQ(cp_maxwin_get(&w), 0);
+	cp_maxwin_update(&w, 0, 10, 1250007);
+	CHECK_EQ(cp_maxwin_get(&w), 1250000);
 }
 
 static void test_cwv(void)
@@ -418,8 +424,140 @@ static void test_cwv(void)
 	CHECK_EQ(cp_cwv7661_nvp_ssthresh(20, 100), 75);
 }
 
+static void test_measure(void)
+{
+	/* BDP: 10 Mbit/s (1.25e6 B/s) x 200 ms = 250,000 B = 173 x 1448 */
+	CHECK_EQ(cp_bdp_segs(1250000, 200000, 1448), 173);
+	CHECK_EQ(cp_bdp_segs(1250000, 20000, 1448), 18);	/* 25,000 B */
+	CHECK_EQ(cp_bdp_segs(1448, 1000000, 1448), 1);	/* exact */
+	CHECK_EQ(cp_bdp_segs(1449, 1000000, 1448), 2);	/* rounded up */
+	CHECK_EQ(cp_bdp_segs(0, 200000, 1448), 0);
+	CHECK_EQ(cp_bdp_segs(1250000, 0, 1448), 0);
+	CHECK_EQ(cp_bdp_segs(1250000, 200000, 0), 0);
+	CHECK_EQ(cp_bdp_segs(CP_U64_MAX, 200000, 1448), 0xffffffffu);
+	CHECK_EQ(cp_bdp_segs(CP_U64_MAX / 2000000, 2000000, 1), 0xffffffffu);
+
+	/* flight window: BDP >> misses, + 2, at least the floor */
+	CHECK_EQ(cp_measure_cwnd(173, 0, 10), 175);
+	CHECK_EQ(cp_measure_cwnd(173, 1, 10), 88);
+	CHECK_EQ(cp_measure_cwnd(173, 3, 10), 23);
+	CHECK_EQ(cp_measure_cwnd(173, 7, 10), 23);	/* at most 3 halvings */
+	CHECK_EQ(cp_measure_cwnd(4, 0, 10), 10);
+	CHECK_EQ(cp_measure_cwnd(0xffffffffu, 0, 10), 0xffffffffu);
+	CHECK_EQ(cp_measure_cwnd(0xfffffffeu, 0, 10), 0xffffffffu);
+
+	/* the bet: misses up by one per failed check, down by one per pass */
+	CHECK_EQ(cp_measure_misses(0, CP_CHECK_FULL), 0);
+	CHECK_EQ(cp_measure_misses(2, CP_CHECK_FULL), 1);
+	CHECK_EQ(cp_measure_misses(0, CP_CHECK_RTT), 1);
+	CHECK_EQ(cp_measure_misses(2, CP_CHECK_RATE), 3);
+	CHECK_EQ(cp_measure_misses(3, CP_CHECK_LOSS), 3);
+
+	/* the check: RTT above 125 % of 200 ms */
+	CHECK_EQ(cp_check_ack(250000, 200000, 125, 0, 0, 1448, 1250000, 75),
+		 CP_CHECK_GOING);
+	CHECK_EQ(cp_check_ack(250001, 200000, 125, 0, 0, 1448, 1250000, 75),
+		 CP_CHECK_RTT);
+	/* no RTT sample, or no minimum: no RTT verdict */
+	CHECK_EQ(cp_check_ack(0, 200000, 125, 0, 0, 1448, 1250000, 75),
+		 CP_CHECK_GOING);
+	CHECK_EQ(cp_check_ack(900000, ~0U, 125, 0, 0, 1448, 1250000, 75),
+		 CP_CHECK_GOING);
+	/* ACK rate: 8 x 1448 B in 9,267 us is 1.25e6 B/s: as sent */
+	CHECK_EQ(cp_check_ack(200000, 200000, 125, 8, 9267, 1448, 1250000,
+			      75), CP_CHECK_GOING);
+	/* ... in twice the time: half the rate sent */
+	CHECK_EQ(cp_check_ack(200000, 200000, 125, 8, 18534, 1448, 1250000,
+			      75), CP_CHECK_RATE);
+	/* ... exactly 75 % is not below 75 % */
+	CHECK_EQ(cp_check_ack(200000, 200000, 125, 3, 3475, 1000, 1150862,
+			      75), CP_CHECK_GOING);
+	CHECK_EQ(cp_check_ack(0, 200000, 125, 15, 16000, 1000, 1250000, 75),
+		 CP_CHECK_GOING);	/* 937,500 B/s = 75.0 % */
+	CHECK_EQ(cp_check_ack(0, 200000, 125, 15, 16001, 1000, 1250000, 75),
+		 CP_CHECK_RATE);
+	/* fewer than 8 segments: no rate verdict however slow */
+	CHECK_EQ(cp_check_ack(0, 200000, 125, 7, 1000000, 1448, 1250000, 75),
+		 CP_CHECK_GOING);
+	/* huge rates do not overflow */
+	CHECK_EQ(cp_check_ack(0, 200000, 125, 8, 1, 65535, CP_U64_MAX, 75),
+		 CP_CHECK_GOING);
+
+	/* the rate a failed check drops to */
+	CHECK_EQ(cp_exit_rate(CP_CHECK_RATE, 1250000, 600000, 210000, 200000),
+		 600000);
+	CHECK_EQ(cp_exit_rate(CP_CHECK_RTT, 1250000, 2000000, 300000, 200000),
+		 1250000);	/* never above the rate sent */
+	CHECK_EQ(cp_exit_rate(CP_CHECK_RTT, 1250000, 0, 250000, 200000),
+		 1000000);	/* x min RTT / RTT */
+	CHECK_EQ(cp_exit_rate(CP_CHECK_LOSS, 1250000, 0, 250000, 200000),
+		 625000);	/* halved */
+	CHECK_EQ(cp_exit_rate(CP_CHECK_RTT, 1250000, 0, 250000, ~0U), 625000);
+	CHECK_EQ(cp_exit_rate(CP_CHECK_RTT, CP_U64_MAX, 0, 250000, 200000),
+		 CP_U64_MAX >> 1);
+
+	/* Hoe: 9 segments of 1448 B in 10,426 us at 100 ms: 1.25e6 B/s */
+	CHECK_EQ(cp_hoe_ssthresh(9, 10426, 1448, 100000), 87);
+	CHECK_EQ(cp_hoe_ssthresh(2, 10426, 1448, 100000), 0);
+	CHECK_EQ(cp_hoe_ssthresh(9, 0, 1448, 100000), 0);
+	CHECK_EQ(cp_hoe_ssthresh(9, 10426, 1448, 0), 0);
+	CHECK_EQ(cp_hoe_ssthresh(3, 10000000, 1448, 1000), 2);	/* floor */
+
+	/* idle histogram in RTOs */
+	CHECK_EQ(cp_idle_bucket(301, 300), 0);
+	CHECK_EQ(cp_idle_bucket(599, 300), 0);
+	CHECK_EQ(cp_idle_bucket(600, 300), 1);
+	CHECK_EQ(cp_idle_bucket(1199, 300), 1);
+	CHECK_EQ(cp_idle_bucket(1200, 300), 2);
+	CHECK_EQ(cp_idle_bucket(2400, 300), 3);
+	CHECK_EQ(cp_idle_bucket(4800, 300), 4);
+	CHECK_EQ(cp_idle_bucket(9599, 300), 4);
+	CHECK_EQ(cp_idle_bucket(9600, 300), 5);
+	CHECK_EQ(cp_idle_bucket(0xffffffffu, 1), 5);
+	CHECK_EQ(cp_idle_bucket(5, 0), 5);
+
+	/* sample signatures tell samples apart */
+	CHECK(cp_sample_sig(10, 1000) != cp_sample_sig(11, 1000));
+	CHECK(cp_sample_sig(10, 1000) != cp_sample_sig(10, 1001));
+	CHECK_EQ(cp_sample_sig(10, 1000), cp_sample_sig(10, 1000));
+
+	/* the path's rate: the larger estimate, at most the cap */
+	CHECK_EQ(cp_path_rate(339000, 1190000, CP_U64_MAX), 1190000);
+	CHECK_EQ(cp_path_rate(1190000, 339000, CP_U64_MAX), 1190000);
+	CHECK_EQ(cp_path_rate(1190000, 0, CP_U64_MAX), 1190000);
+	CHECK_EQ(cp_path_rate(1190000, 2000000, 1500000), 1500000);
+
+	/* trains: 2 segments every 2.4 ms; a 40 ms delayed ACK or the idle
+	 * rest of a round trip ends one, a late ACK does not */
+	CHECK(!cp_train_breaks(0, 0, 2, 150000));	/* nothing to compare */
+	CHECK(!cp_train_breaks(1, 2400, 2, 150000));
+	CHECK(!cp_train_breaks(8, 9600, 2, 2400));
+	CHECK(!cp_train_breaks(8, 9600, 2, 9600));	/* 4 x: not more */
+	CHECK(cp_train_breaks(8, 9600, 2, 9601));
+	CHECK(cp_train_breaks(8, 9600, 1, 40000));
+	CHECK(cp_train_breaks(8, 9600, 2, 150000));
+	CHECK(cp_train_breaks(4, 0, 2, 1));	/* compressed ACKs */
+	CHECK(!cp_train_breaks(0xffffffffu, 0xffffffffu, 0xffffffffu,
+			       0xffffffffu));
+
+	/* plausible trains: long enough, at most 4 x the delivery rate */
+	CHECK(cp_train_plausible(1190000, 9600, 339000, 200000));
+	CHECK(!cp_train_plausible(1190000, 3124, 339000, 200000));
+	CHECK(cp_train_plausible(1190000, 3125, 339000, 200000));
+	CHECK(!cp_train_plausible(1400000, 9600, 339000, 200000));
+	CHECK(cp_train_plausible(1356000, 9600, 339000, 200000));
+	CHECK(cp_train_plausible(1190000, 9600, 0, 200000));
+	CHECK(!cp_train_plausible(0, 9600, 339000, 200000));
+	CHECK(cp_train_plausible(CP_U64_MAX, 9600, CP_U64_MAX / 2, 200000));
+
+	/* measure resolves to itself */
+	CHECK_EQ(cp_resolve_policy(CP_MEASURE, 5000, 4000, 100000, 120),
+		 CP_MEASURE);
+}
+
 int main(void)
 {
+	test_measure();
 	test_iw();
 	test_wrap();
 	test_restart();

@@ -30,7 +30,7 @@ import pytest
 
 from cocktail_lab.modparams import (counters, get_param, loaded, params_dir,
                                     refcnt, write_param)
-from cocktail_lab.topo import TRAFFIC, Pair
+from cocktail_lab.topo import REPO, TRAFFIC, Pair
 from conftest import KMOD, insmod, rmmod, sh
 
 MOD = "tcp_cocktail"
@@ -38,10 +38,12 @@ MOD = "tcp_cocktail"
 KO = KMOD / (MOD + ".ko")
 TRACING = Path("/sys/kernel/tracing")
 ALL_PARAMS = ("iw", "restart", "auto_rtt_us", "queue_pct", "cwv", "pace_iw",
-              "pace_rate", "stats")
+              "pace_rate", "ssthresh_est", "check_rtt_pct", "check_rate_pct",
+              "stats")
 DEFAULTS = {"iw": "10", "restart": "auto", "auto_rtt_us": "100000",
             "queue_pct": "120", "cwv": "1", "pace_iw": "0",
-            "pace_rate": "max"}
+            "pace_rate": "max", "ssthresh_est": "1", "check_rtt_pct": "125",
+            "check_rate_pct": "75"}
 INVALID = {
     "iw": ["0", "65", "-1", "abc", "rfc", "rfc3390x", "10x", "4294967306",
            ""],
@@ -52,20 +54,29 @@ INVALID = {
     "cwv": ["3", "-1", "x", "1.5", ""],
     "pace_iw": ["2", "-1", "yes", ""],
     "pace_rate": ["", "Max", "maximum", "delivery,window", "1", "rate"],
+    "ssthresh_est": ["2", "-1", "on", ""],
+    "check_rtt_pct": ["0", "100", "1001", "x", "125%", ""],
+    "check_rate_pct": ["0", "100", "-1", "x", "0.75", ""],
 }
 VALID = {
     "iw": [("rfc3390", "rfc3390"), ("1", "1"), ("64", "64"), ("2", "2")],
     "restart": [(p, p) for p in ("ssr", "decay", "keep", "pace", "auto",
-                                 "queue")],
+                                 "queue", "measure")],
     "auto_rtt_us": [("1", "1"), ("10000000", "10000000"),
                     ("150000", "150000")],
     "queue_pct": [("101", "101"), ("1000", "1000"), ("150", "150")],
     "cwv": [("0", "0"), ("2", "2"), ("1", "1")],
     "pace_iw": [("1", "1"), ("0", "0")],
     "pace_rate": [(r, r) for r in ("delivery", "window", "max")],
+    "ssthresh_est": [("0", "0"), ("1", "1")],
+    "check_rtt_pct": [("101", "101"), ("1000", "1000"), ("125", "125")],
+    "check_rate_pct": [("1", "1"), ("99", "99"), ("75", "75")],
 }
-STAT_NAMES = ("ssr", "decay", "keep", "pace", "auto_ssr", "auto_pace",
-              "queue_ssr", "queue_pace", "pace_ended")
+STAT_NAMES = ("ssr", "decay", "keep", "pace", "measure", "auto_ssr",
+              "auto_pace", "queue_ssr", "queue_pace", "pace_ended",
+              "measure_no_rate", "check_full", "check_rtt", "check_rate",
+              "check_loss", "ssthresh_est", "idle_rto_1", "idle_rto_2",
+              "idle_rto_4", "idle_rto_8", "idle_rto_16", "idle_rto_32")
 
 _libc = ctypes.CDLL(None, use_errno=True)
 SYS_FINIT_MODULE = 313      # x86_64
@@ -235,7 +246,8 @@ def test_invalid_sysfs_writes_fail_and_keep_old_value(fresh):
     # a non-default old value, so "unchanged" cannot be a reset to default
     olds = {"iw": "rfc3390", "restart": "decay", "auto_rtt_us": "123456",
             "queue_pct": "333", "cwv": "2", "pace_iw": "1",
-            "pace_rate": "delivery"}
+            "pace_rate": "delivery", "ssthresh_est": "0",
+            "check_rtt_pct": "200", "check_rate_pct": "50"}
     for name, value in olds.items():
         assert write_param(MOD, name, value) == 0
     for name, bad in INVALID.items():
@@ -313,8 +325,47 @@ def test_stats_and_tracepoints_exist(fresh):
                   "ssthresh", "pacing_rate"):
         assert re.search(r"\b%s(\[\d+\])?;" % field, fmt), field
     assert (TRACING / "events/tcp_cocktail/cocktail_pace_end/format").exists()
+    fmt = (TRACING / "events/tcp_cocktail/cocktail_check/format").read_text()
+    for field in ("sport", "dport", "verdict", "segs", "elapsed_us",
+                  "sent_rate", "ack_rate", "srtt_us", "min_rtt_us", "cwnd",
+                  "ssthresh", "misses"):
+        assert re.search(r"\b%s(\[\d+\])?;" % field, fmt), field
     avail = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
     assert "cocktail" in avail.read_text().split()
+
+
+def prometheus_recipe():
+    """The node_exporter textfile recipe of docs/tcp_cocktail.md: the
+    shell block after its <!-- prometheus-recipe --> marker."""
+    doc = (REPO / "docs" / "tcp_cocktail.md").read_text()
+    block = doc.split("<!-- prometheus-recipe -->", 1)[1]
+    return block.split("```sh\n", 1)[1].split("```", 1)[0]
+
+
+def test_prometheus_recipe_exports_every_counter(fresh, tmp_path):
+    """The documented textfile recipe, run as written (its directory
+    pointed at a temporary one), writes one counter per line of the stats
+    parameter with the same value, in the Prometheus text format (a TYPE
+    line before each sample, names of [a-z0-9_]), and leaves no temporary
+    file."""
+    script = prometheus_recipe().replace(
+        "d=/var/lib/prometheus/node-exporter", "d=%s" % tmp_path)
+    assert "d=%s" % tmp_path in script, script
+    sh(script)
+    st = counters(MOD, strict=True)
+    text = (tmp_path / "tcp_cocktail.prom").read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == \
+        ["tcp_cocktail.prom"], text
+    samples = {}
+    lines = text.splitlines()
+    for typ, sample in zip(lines[::2], lines[1::2]):
+        name, value = sample.split()
+        assert re.fullmatch(r"tcp_cocktail_[a-z0-9_]+_total", name), sample
+        assert typ == "# TYPE %s counter" % name, (typ, sample)
+        samples[name] = int(value)
+    assert len(lines) == 2 * len(st), text
+    assert samples == {"tcp_cocktail_%s_total" % k: v
+                       for k, v in st.items()}, text
 
 
 def hold_client(ns, port):

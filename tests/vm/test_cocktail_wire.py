@@ -21,12 +21,14 @@ import time
 
 import pytest
 
+from cocktail_lab import tcpinfo, traffic
 from cocktail_lab.capture import (Capture, Trace, ack_rate, data_segments,
                                   first_flight, flight_after, gaps, idle_before,
-                                  mean_spacing, median, pair_gaps, read_pcap)
+                                  mean_spacing, median, pair_gaps, read_pcap,
+                                  retransmissions, seq_after)
 from cocktail_lab.modparams import get_param, loaded, set_param
 from cocktail_lab.proc import in_ns
-from cocktail_lab.topo import REPO, Topo
+from cocktail_lab.topo import REPO, Topo, bottleneck_drops, tc
 from cocktail_lab.traffic import Conn
 from conftest import KMOD, insmod, rmmod, sh
 
@@ -51,7 +53,9 @@ def cocktail():
         insmod(MOD)
     saved = {p: get_param(MOD, p) for p in ("iw", "restart", "auto_rtt_us",
                                             "queue_pct", "cwv", "pace_iw",
-                                            "pace_rate")}
+                                            "pace_rate", "ssthresh_est",
+                                            "check_rtt_pct",
+                                            "check_rate_pct")}
     allowed = sh("sysctl -n net.ipv4.tcp_allowed_congestion_control").stdout.split()
     if "cocktail" not in allowed:
         sh("sysctl -qw net.ipv4.tcp_allowed_congestion_control='%s'" %
@@ -361,8 +365,10 @@ def test_queue(cocktail, link):
     exactly min(IW, cwnd) segments."""
     topo_opts, warm, policy = QUEUE_LINKS[link]
     thr = get_param(MOD, "auto_rtt_us")
+    # the queued link's premise is slow start overshooting the BDP into
+    # the queue, which Hoe's ssthresh estimate would prevent
     params(iw=SSR_IW if policy == "ssr" else 10, restart="queue",
-           queue_pct=120, cwv=0, pace_iw=0,
+           queue_pct=120, cwv=0, pace_iw=0, ssthresh_est=0,
            pace_rate="max",
            auto_rtt_us=10000000 if policy == "pace" else 1)
     try:
@@ -373,7 +379,7 @@ def test_queue(cocktail, link):
                                **warm)
             after = counters()
     finally:
-        params(auto_rtt_us=thr)
+        params(auto_rtt_us=thr, ssthresh_est=1)
     info = describe(res, fl, ev)
     delta = {k: v - before.get(k, 0) for k, v in after.items()
              if v != before.get(k, 0)}
@@ -563,3 +569,254 @@ def test_no_restart_below_rto(topo, policy, ssai):
     # MSS / rate is the stricter reference
     link_gap = res["before"]["snd_mss"] * 8 / 10e6
     assert median(pair_gaps(fl)) < 0.2 * min(ref_gap(res), link_gap), info
+
+
+# ------------------------------------------------ test 5: restart=measure
+
+MEASURE_PORT = 8210
+EVENTS = ("tcp_cocktail/cocktail_restart", "tcp_cocktail/cocktail_check")
+
+
+def events(lines, name, dport):
+    """(timestamp s, fields) of the NAME events of connection DPORT."""
+    out = []
+    for ln in lines:
+        m = re.search(r"\s(\d+\.\d+): %s: (.*)" % name, ln)
+        if not m or "dport=%d " % dport not in m.group(2) + " ":
+            continue
+        out.append((float(m.group(1)),
+                    dict(re.findall(r"(\w+)=(\S+)", m.group(2)))))
+    return out
+
+
+def burst_after_idle(t, name, warm_segs, idle, burst, competitor=None,
+                     between=None):
+    """In-process: connect from pair 0's client to its server (cocktail),
+    send WARM_SEGS segments, call BETWEEN() if given, then start the idle
+    period (COMPETITOR() is called at its start), sleep IDLE seconds and
+    write BURST segments. Captures at the router toward the server and
+    traces the restart and check events. Returns a dict: the server's
+    tcp_info before the pause and after the burst, the client port, the
+    wall time of the burst's write, its seconds, the bottleneck's drops
+    during the burst, the packets and both event lists."""
+    lst = traffic.Listener(t.server, t.server_addr, MEASURE_PORT)
+    pcap = OUT / (name + ".pcap")
+    r = {}
+    try:
+        with Trace(*EVENTS) as tr, \
+                Capture(t.capture_ns, t.capture_dev, pcap,
+                        "tcp port %d" % MEASURE_PORT) as cap:
+            srv, cli = traffic.tcp_pair(lst, t.client, "cocktail",
+                                        timeout=300)
+            try:
+                mss = tcpinfo.info(srv)["snd_mss"]
+                traffic.send_and_time(srv, cli, warm_segs * mss, 300)
+                if between:
+                    between(srv, cli, mss)
+                r["before"] = traffic.wait_acked(srv, 60)
+                t_idle = time.monotonic()
+                if competitor:
+                    competitor()
+                time.sleep(max(0.0, idle - (time.monotonic() - t_idle)))
+                drops0 = bottleneck_drops(t)
+                r["wall"] = time.time()
+                t0, t1 = traffic.send_and_time(srv, cli, burst * mss, 300)
+                r["seconds"] = t1 - t0
+                r["after"] = traffic.wait_acked(srv, 60)
+                r["drops"] = bottleneck_drops(t) - drops0
+                r["port"] = cli.getsockname()[1]
+            finally:
+                srv.close()
+                cli.close()
+    finally:
+        lst.close()
+    assert cap.dropped == 0, "tcpdump dropped packets"
+    r["pkts"] = read_pcap(pcap)
+    r["restart"] = events(tr.lines, "cocktail_restart", r["port"])
+    r["check"] = events(tr.lines, "cocktail_check", r["port"])
+    r["retrans"] = r["after"]["total_retrans"] - \
+        r["before"]["total_retrans"]
+    r["burst_pkts"] = [p for p in r["pkts"] if p.ts >= r["wall"]]
+    return r
+
+
+def measure_info(r):
+    b = r["before"]
+    return ("cwnd before=%s ssthresh=%s srtt=%s min_rtt=%s rto=%s; "
+            "seconds=%.3f retrans=%s drops=%s; restart=%s check=%s" % (
+                b["snd_cwnd"], b["snd_ssthresh"], b["rtt"], b["min_rtt"],
+                b["rto"], r["seconds"], r["retrans"], r["drops"],
+                [e for _, e in r["restart"]], [e for _, e in r["check"]]))
+
+
+def test_measure_quiet_path(cocktail):
+    """A quiet path that a shallow buffer keeps Reno's window below its
+    BDP (200 ms, 10 Mbit/s: BDP 173 segments; 15-packet queue): after a
+    600-segment warm-up and 1.5 s idle, restart=measure sends the whole
+    100-segment response in its first flight (min(burst, BDP)), before
+    any ACK for it, paced within 25% of the bottleneck rate (frames of
+    MSS + 66 bytes at 10 Mbit/s, measured over the flight), with no
+    retransmission and no drop at the bottleneck; the check finds the path
+    unchanged (verdict full, counted in check_full)."""
+    params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
+           ssthresh_est=1, check_rtt_pct=125, check_rate_pct=75)
+    with Topo(rtt=200, rate="10mbit", limit=15) as t:
+        c0 = counters()
+        r = burst_after_idle(t, "measure_quiet", 600, 1.5, 100)
+        c1 = counters()
+    info = measure_info(r)
+    assert r["restart"] and r["restart"][-1][1]["policy"] == "measure", info
+    ev = r["restart"][-1][1]
+    assert int(ev["pacing_rate"]) > 0, info
+    fl = flight_after(r["pkts"], t.server_addr, r["wall"], dport=r["port"])
+    mss = r["before"]["snd_mss"]
+    bdp = 10e6 / 8 * 0.2 / (mss + 66)
+    assert len(fl) >= min(100, int(bdp)), \
+        "first flight %d segments, min(burst, BDP) = %d; %s" % (
+            len(fl), min(100, bdp), info)
+    wire_bps = (len(fl) - 1) * (mss + 66) * 8 / (fl[-1].ts - fl[0].ts)
+    assert 0.75 * 10e6 <= wire_bps <= 1.25 * 10e6, \
+        "flight sent at %.2f Mbit/s on the wire; %s" % (wire_bps / 1e6, info)
+    assert r["retrans"] == 0 and r["drops"] == 0, info
+    assert retransmissions(r["burst_pkts"], t.server_addr) == 0, info
+    assert [e["verdict"] for _, e in r["check"]][-1:] == ["full"], info
+    assert c1["check_full"] - c0["check_full"] >= 1, (c0, c1, info)
+    assert c1["measure"] - c0["measure"] >= 1, (c0, c1, info)
+
+
+def new_data_segments(pkts, sender, t0, t1):
+    """Data segments SENDER sent in [T0, T1) that carried bytes never sent
+    before (retransmissions excluded)."""
+    high = None
+    n = 0
+    for p in sorted(pkts, key=lambda q: q.ts):
+        if p.src != sender or p.plen == 0:
+            continue
+        if high is None or seq_after(p.end, high):
+            high = p.end
+            n += t0 <= p.ts < t1
+    return n
+
+
+def test_measure_competitor_arrives(cocktail):
+    """A CUBIC bulk flow starts on the same bottleneck (200 ms, 10 Mbit/s,
+    15-packet queue) during the 3 s idle period. restart=measure paces its
+    flight at the old rate, and its check leaves it (verdict rtt, rate or
+    loss) within two round trips of the restart: in the tracepoints, the
+    check's verdict comes at most 2 x the path's RTT (plus the queue) after
+    the restart. On the wire the flight's rate is left: in the third round
+    trip after the burst's first segment (of a 1000-segment burst, so
+    there is data left to send) the server sends less than 3/4 of the
+    flight's window of new data."""
+    params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
+           ssthresh_est=1, check_rtt_pct=125, check_rate_pct=75)
+    with Topo(rtt=200, rate="10mbit", limit=15, senders=2) as t:
+        q = t.pairs[1]
+        blst = traffic.Listener(q["server_ns"], q["server_addr"], 8211)
+        bulk = []
+
+        def competitor():
+            bs, bc = traffic.tcp_pair(blst, q["client_ns"], "cubic",
+                                      timeout=300)
+            b = traffic.Bulk(bs, bc)
+            b.start()
+            bulk.append(b)
+        try:
+            c0 = counters()
+            r = burst_after_idle(t, "measure_competitor", 600, 3.0, 1000,
+                                 competitor=competitor)
+            c1 = counters()
+        finally:
+            for b in bulk:
+                b.stop()
+            blst.close()
+    info = measure_info(r)
+    assert bulk and bulk[0].received > 0, info
+    assert r["restart"] and r["restart"][-1][1]["policy"] == "measure", info
+    t_restart, ev = r["restart"][-1]
+    verdicts = [(ts, e) for ts, e in r["check"] if ts >= t_restart]
+    assert verdicts, info
+    t_check, chk = verdicts[0]
+    assert chk["verdict"] in ("rtt", "rate", "loss"), info
+    rtt_s = r["before"]["min_rtt"] / 1e6 + 15 * 1514 * 8 / 10e6
+    assert t_check - t_restart <= 2 * rtt_s + 0.05, \
+        "check verdict %.3f s after the restart, 2 RTTs = %.3f s; %s" % (
+            t_check - t_restart, 2 * rtt_s, info)
+    assert c1["check_" + chk["verdict"]] > c0["check_" + chk["verdict"]], \
+        (c0, c1, info)
+    first = [p for p in r["burst_pkts"]
+             if p.src == t.server_addr and p.plen > 0][0]
+    flight_w = int(ev["cwnd_after"])
+    sent = new_data_segments(r["burst_pkts"], t.server_addr,
+                             first.ts + 2 * rtt_s, first.ts + 3 * rtt_s)
+    assert sent < 0.75 * flight_w, \
+        "%d new segments in the third round trip, flight window %d; %s" % (
+            sent, flight_w, info)
+
+
+def test_rate_filter_ages(cocktail):
+    """Warm up at 10 Mbit/s (600 segments), reshape the bottleneck to
+    2 Mbit/s, transfer there (1200 segments: with the 20-packet queue's
+    120 ms over 50 ms, about 40 round trips, more than the rate filters'
+    20), idle 1.5 s and restart: the restart's rate
+    (restart event pacing_rate) is at most 2.5 Mbit/s, not the 10 Mbit/s
+    of the warm-up that the kernel's saved sample still held."""
+    params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
+           ssthresh_est=1)
+    with Topo(rtt=50, rate="10mbit", limit=20) as t:
+        bn = t.info["bottleneck"]
+
+        def reshape(srv, cli, mss):
+            tc(bn["ns"], ["qdisc", "change", "dev", bn["dev"], "parent",
+                          "1:1", "handle", "10:", "netem", "rate", "2mbit",
+                          "limit", "20"])
+            traffic.send_and_time(srv, cli, 1200 * mss, 300)
+        r = burst_after_idle(t, "measure_aging", 600, 1.5, 100,
+                             between=reshape)
+    info = measure_info(r)
+    assert r["restart"], info
+    rate = int(r["restart"][-1][1]["pacing_rate"])
+    assert 0 < rate <= 2.5e6 / 8, \
+        "restart rate %.2f Mbit/s after the link went to 2 Mbit/s; %s" % (
+            rate * 8 / 1e6, info)
+
+
+@pytest.mark.parametrize("rtt,rate", [(40, 10), (100, 10), (200, 5)])
+def test_ssthresh_estimate(cocktail, rtt, rate):
+    """Hoe's estimate: a new connection's ssthresh (tcp_info after a
+    300-segment transfer on a path whose queue holds more than any
+    overshoot, so nothing is lost) is within a factor of two of the
+    path's BDP (rate in frames of MSS + 66 bytes, times the RTT), and
+    ssthresh_est counts it; with ssthresh_est=0 ssthresh stays the
+    kernel's infinity."""
+    params(iw=10, restart="measure", ssthresh_est=1)
+    with Topo(rtt=rtt, rate="%dmbit" % rate, limit=2000) as t:
+        lst = traffic.Listener(t.server, t.server_addr, MEASURE_PORT)
+        try:
+            got = {}
+            for est in (1, 0):
+                params(ssthresh_est=est)
+                c0 = counters()
+                srv, cli = traffic.tcp_pair(lst, t.client, "cocktail",
+                                            timeout=300)
+                try:
+                    mss = tcpinfo.info(srv)["snd_mss"]
+                    traffic.send_and_time(srv, cli, 300 * mss, 300)
+                    got[est] = traffic.wait_acked(srv, 60)
+                finally:
+                    srv.close()
+                    cli.close()
+                got[est]["counted"] = counters()["ssthresh_est"] - \
+                    c0["ssthresh_est"]
+        finally:
+            params(ssthresh_est=1)
+            lst.close()
+    bdp = rate * 1e6 / 8 * rtt / 1e3 / (mss + 66)
+    on, off = got[1], got[0]
+    info = "BDP %.1f segments; on: ssthresh %d cwnd %d retrans %d; " \
+        "off: ssthresh %d" % (bdp, on["snd_ssthresh"], on["snd_cwnd"],
+                              on["total_retrans"], off["snd_ssthresh"])
+    assert on["total_retrans"] == 0, info
+    assert bdp / 2 <= on["snd_ssthresh"] <= 2 * bdp, info
+    assert on["counted"] == 1 and off["counted"] == 0, info
+    assert off["snd_ssthresh"] >= 0x7fffffff, info
