@@ -57,7 +57,17 @@
 typedef struct cocktail_bpf__data params_t;
 typedef struct cocktail_bpf__bss bss_t;
 
-static const char *const policy_names[CP_NR_POLICIES] = {
+/*
+ * The restart policies of the BPF build: the module's up to queue.
+ * measure (and its parameters) exist only in the module so far.
+ */
+#define BPF_NR_POLICIES	(CP_QUEUE + 1)
+
+static const char *const module_only[] = {
+	"ssthresh_est", "check_rtt_pct", "check_rate_pct",
+};
+
+static const char *const policy_names[BPF_NR_POLICIES] = {
 	[CP_SSR] = "ssr", [CP_DECAY] = "decay", [CP_KEEP] = "keep",
 	[CP_PACE] = "pace", [CP_AUTO] = "auto", [CP_QUEUE] = "queue",
 };
@@ -126,7 +136,7 @@ struct param {
 static const struct param params[] = {
 	{ "iw", P_IW, OFF(iw), CP_IW_MIN, CP_IW_MAX, NULL, 0,
 	  "initial window: 1..64 segments or rfc3390" },
-	{ "restart", P_CHOICE, OFF(restart), 0, 0, policy_names, CP_NR_POLICIES,
+	{ "restart", P_CHOICE, OFF(restart), 0, 0, policy_names, BPF_NR_POLICIES,
 	  "ssr | decay | keep | pace | auto | queue" },
 	{ "auto_rtt_us", P_UINT, OFF(auto_rtt_us), 1, 10000000, NULL, 0,
 	  "1..10000000" },
@@ -448,6 +458,7 @@ static int cmd_set(int argc, char **argv)
 {
 	params_t v;
 	__u32 zero = 0;
+	size_t j;
 	int i, fd;
 
 	if (argc < 2)
@@ -464,8 +475,15 @@ static int cmd_set(int argc, char **argv)
 		if (!eq)
 			die("%s: expected NAME=VALUE", argv[i]);
 		p = find_param(argv[i], eq - argv[i]);
+		for (j = 0; !p && j < sizeof(module_only) / sizeof(module_only[0]); j++)
+			if (strlen(module_only[j]) == (size_t)(eq - argv[i]) &&
+			    !strncmp(module_only[j], argv[i], eq - argv[i]))
+				die("%s: only the module has this parameter (restart=measure); nothing changed",
+				    module_only[j]);
 		if (!p)
 			die("no parameter %.*s", (int)(eq - argv[i]), argv[i]);
+		if (p->off == OFF(restart) && streq_nl(eq + 1, "measure"))
+			die("restart: measure is not in the BPF build, only in the module; nothing changed");
 		if (!parse_param(p, eq + 1, &x))
 			die("%s: invalid value \"%s\": %s (%s); nothing changed",
 			    p->name, eq + 1, strerror(EINVAL), p->help);
@@ -515,8 +533,8 @@ static int on_event(void *ctx, void *data, size_t len)
 	if (e->type == CEV_RESTART)
 		printf("cocktail_restart: sport=%u dport=%u requested=%s policy=%s idle_us=%llu rto_us=%u srtt_us=%u path_rtt_us=%u cwnd_before=%u cwnd_after=%u ssthresh=%u pacing_rate=%llu\n",
 		       e->sport, e->dport,
-		       name_of(policy_names, CP_NR_POLICIES, e->requested),
-		       name_of(policy_names, CP_NR_POLICIES, e->policy),
+		       name_of(policy_names, BPF_NR_POLICIES, e->requested),
+		       name_of(policy_names, BPF_NR_POLICIES, e->policy),
 		       (unsigned long long)e->idle_us, e->rto_us, e->srtt_us,
 		       e->path_rtt_us, e->cwnd_before, e->cwnd_after,
 		       e->ssthresh, (unsigned long long)e->pacing_rate);
