@@ -73,7 +73,7 @@ VM_KERNEL_TESTS ?= tests/vm/test_cocktail_module.py \
 	tests/vm/test_cocktail_wire.py::test_pace_end_leaves_application_cap \
 	tests/vm/test_cocktail_bpf.py::test_iw \
 	tests/vm/test_cocktail_bpf.py::test_load_errors_are_one_sentence
-vmcheck-kernel: deps-if-missing
+vmcheck-kernel: deps-if-missing bpf
 	dev/vm-kernel --series 6.12 $(VM_KERNEL_TESTS)
 
 # The kernel log and skip checks must catch planted bugs: throw-away
