@@ -1,6 +1,6 @@
 # tcp-cocktail top-level Makefile. `make help` lists the targets.
 #
-#   make            modules + daemon
+#   make            modules + daemon + the BPF build (bpf/)
 #   make check      host unit tests + packaging tests + every VM suite (one VM boot),
 #                   the install suite, the module's suites on 6.12 and the
 #                   planted bugs the checks must catch
@@ -25,7 +25,7 @@ export KDIR KVER
 .PHONY: all modules daemon unit vmcheck vmcheck-kernel vmcheck-planted check \
 	demo clean deps deps-if-missing help
 
-all: modules daemon
+all: modules daemon bpf
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -41,6 +41,7 @@ modules:
 -include daemon/daemon.mk
 -include tests/unit/unit.mk
 -include packaging/packaging.mk
+-include bpf/bpf.mk
 -include bench/bench.mk
 
 daemon: $(DAEMONS)
@@ -64,12 +65,15 @@ vmcheck: deps-if-missing all
 # The same VM suites for the cocktail module on the newest kernel series
 # Debian 12 offers (6.12: SO_MAX_PACING_RATE is written without the socket
 # lock there), with the modules built against its headers; dev/vm-kernel
-# installs its image when missing.
+# installs its image when missing. The BPF build's smoke runs there too:
+# the same object, built against 6.1's BTF, registers on 6.12.
 VM_KERNEL_TESTS ?= tests/vm/test_cocktail_module.py \
 	tests/vm/test_cocktail_wire.py::test_iw \
 	tests/vm/test_cocktail_wire.py::test_pace_rate \
-	tests/vm/test_cocktail_wire.py::test_pace_end_leaves_application_cap
-vmcheck-kernel: deps-if-missing
+	tests/vm/test_cocktail_wire.py::test_pace_end_leaves_application_cap \
+	tests/vm/test_cocktail_bpf.py::test_iw \
+	tests/vm/test_cocktail_bpf.py::test_load_errors_are_one_sentence
+vmcheck-kernel: deps-if-missing bpf
 	dev/vm-kernel --series 6.12 $(VM_KERNEL_TESTS)
 
 # The kernel log and skip checks must catch planted bugs: throw-away

@@ -24,6 +24,7 @@ static inline u64 cp_div_u64_rem(u64 a, u32 b, u32 *rem)
 	return div_u64_rem(a, b, rem);
 }
 #else
+#ifndef __VMLINUX_H__	/* the BPF build has them, and bool, from vmlinux.h */
 #include <stdbool.h>
 
 /* the kernel's fixed-size types, from the compiler's own definitions */
@@ -33,6 +34,7 @@ typedef __UINT32_TYPE__ u32;
 typedef __INT32_TYPE__ s32;
 typedef __UINT64_TYPE__ u64;
 typedef __INT64_TYPE__ s64;
+#endif
 
 static inline u64 cp_div_u64_rem(u64 a, u32 b, u32 *rem)
 {
@@ -164,9 +166,14 @@ static inline u32 cp_restart_decay(u32 cwnd, u32 iw, u32 idle, u32 rto)
 	if (!rto)		/* infinitely many RTOs: the floor */
 		return floor;
 	halvings = idle ? (idle - 1) / rto : 0;
-	while (halvings-- && cwnd > floor)
-		cwnd >>= 1;
-	return cp_max(cwnd, floor);
+	/*
+	 * The loop stops at the floor, so k halvings give max(cwnd >> k,
+	 * floor): in closed form, which the BPF verifier can follow (32
+	 * halvings empty a 32-bit cwnd).
+	 */
+	if (halvings >= 32)
+		return floor;
+	return cp_max(cwnd >> halvings, floor);
 }
 
 /* The window after an idle period longer than the RTO, per policy. */

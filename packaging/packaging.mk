@@ -28,7 +28,7 @@ FORCE           ?= 0
 
 # NOBUILD=1: install what is already built (the VM suite uses it: the
 # modules are built on the host before the VM boots).
-INSTALL_DEPS := $(if $(NOBUILD),,modules daemon)
+INSTALL_DEPS := $(if $(NOBUILD),,modules daemon bpf)
 
 install: $(INSTALL_DEPS)
 	$(PKG_ENV) packaging/install-files install

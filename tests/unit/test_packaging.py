@@ -66,6 +66,8 @@ def expected_files(kver, prefix="/usr/local"):
     if (TOP / "daemon" / "oooprobed").exists():
         exp.add(prefix + "/sbin/oooprobed")
         exp.add(prefix + "/lib/systemd/system/oooprobed.service")
+    if (TOP / "bpf" / "cocktail-bpf").exists():
+        exp.add(prefix + "/sbin/cocktail-bpf")
     if (TOP / "scripts" / "tcp-tune").exists():
         exp.add(prefix + "/sbin/tcp-tune")
         for p in (TOP / "scripts" / "tcp_tune").glob("*.py"):

@@ -108,6 +108,29 @@ static void test_restart(void)
 	CHECK_EQ(cp_restart_decay(0xffffffffu, 10, 0xffffffffu, 1), 10);
 	CHECK_EQ(cp_restart_decay(100, 10, 5, 0), 10);	/* rto 0: floor */
 	CHECK_EQ(cp_restart_decay(100, 10, 0, 300), 100);
+	/* the closed form against the halving loop of tcp_cwnd_restart() */
+	{
+		static const u32 cw[] = { 0, 1, 2, 3, 9, 10, 11, 63, 64, 65,
+					  1000, 0x7fffffffu, 0xffffffffu };
+		static const u32 idles[] = { 0, 1, 299, 300, 301, 601, 9300,
+					     9301, 9601, 100000, 0xffffffffu };
+		unsigned int a, b, c, bad = 0;
+
+		for (a = 0; a < sizeof(cw) / sizeof(cw[0]); a++)
+			for (b = 1; b <= 70; b += 3)
+				for (c = 0; c < sizeof(idles) / sizeof(idles[0]); c++) {
+					u32 floor = cp_restart_ssr(cw[a], b);
+					u32 h = idles[c] ? (idles[c] - 1) / 300 : 0;
+					u32 w = cw[a];
+
+					while (h-- && w > floor)
+						w >>= 1;
+					if (cp_restart_decay(cw[a], b, idles[c], 300) !=
+					    cp_max(w, floor))
+						bad++;
+				}
+		CHECK_EQ(bad, 0);
+	}
 	/* idle of k RTOs (+ a fraction) gives max(min(IW, cwnd), cwnd >> k) */
 	CHECK_EQ(cp_restart_cwnd(CP_DECAY, 64, 10, 1 * 450 + 225, 450), 32);
 	CHECK_EQ(cp_restart_cwnd(CP_DECAY, 64, 10, 2 * 450 + 225, 450), 16);

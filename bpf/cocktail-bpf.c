@@ -1,0 +1,627 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cocktail-bpf: load, configure and watch the BPF build of cocktail.
+ *
+ *   cocktail-bpf load [--btf FILE] [-v]   register "cocktail_bpf"
+ *   cocktail-bpf unload                   unregister it
+ *   cocktail-bpf status                   registered or not
+ *   cocktail-bpf get [NAME]               parameters ("name value" lines)
+ *   cocktail-bpf set NAME=VALUE...        set parameters, all or none
+ *   cocktail-bpf stats                    counters, as the module's stats
+ *   cocktail-bpf events [-t SECONDS]      print restart / pace-end events
+ *
+ * The program outlives the tool: load registers the struct_ops map and
+ * pins it, its global data (parameters, counters) and its ring buffer
+ * under /sys/fs/bpf/cocktail_bpf, where the other commands find them;
+ * unload deletes the map's element, which unregisters the algorithm, and
+ * removes the pins.  Connections that use it keep it until they close,
+ * as for every BPF congestion control.
+ *
+ * Parameters have the module's names, ranges and defaults; a set checks
+ * every value first and writes nothing when one is invalid.  Events print
+ * as the module's tracepoints do ("cocktail_restart: sport=... "), so one
+ * parser reads both.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "../kmod/cocktail_policy.h"
+#include "cocktail_bpf.h"
+#include "cocktail.skel.h"
+
+#define PIN_DIR		"/sys/fs/bpf/cocktail_bpf"
+#define PIN_OPS		PIN_DIR "/ops"
+#define PIN_DATA	PIN_DIR "/data"
+#define PIN_BSS		PIN_DIR "/bss"
+#define PIN_EVENTS	PIN_DIR "/events"
+#define BPF_FS_MAGIC_	0xcafe4a11
+#define KERNEL_BTF	"/sys/kernel/btf/vmlinux"
+
+typedef struct cocktail_bpf__data params_t;
+typedef struct cocktail_bpf__bss bss_t;
+
+/*
+ * The restart policies of the BPF build: the module's up to queue.
+ * measure (and its parameters) exist only in the module so far.
+ */
+#define BPF_NR_POLICIES	(CP_QUEUE + 1)
+
+static const char *const module_only[] = {
+	"ssthresh_est", "check_rtt_pct", "check_rate_pct",
+};
+
+static const char *const policy_names[BPF_NR_POLICIES] = {
+	[CP_SSR] = "ssr", [CP_DECAY] = "decay", [CP_KEEP] = "keep",
+	[CP_PACE] = "pace", [CP_AUTO] = "auto", [CP_QUEUE] = "queue",
+};
+
+static const char *const rate_names[CP_NR_RATES] = {
+	[CP_RATE_DELIVERY] = "delivery", [CP_RATE_WINDOW] = "window",
+	[CP_RATE_MAX] = "max",
+};
+
+static const char *const counter_names[CC_NR] = {
+	[CC_SSR] = "ssr", [CC_DECAY] = "decay", [CC_KEEP] = "keep",
+	[CC_PACE] = "pace", [CC_AUTO_SSR] = "auto_ssr",
+	[CC_AUTO_PACE] = "auto_pace", [CC_QUEUE_SSR] = "queue_ssr",
+	[CC_QUEUE_PACE] = "queue_pace", [CC_PACE_NO_RATE] = "pace_no_rate",
+	[CC_PACE_ENDED] = "pace_ended", [CC_PACE_ENDED_LOSS] = "pace_ended_loss",
+	[CC_PACE_ENDED_OTHER] = "pace_ended_other",
+	[CC_SHORT_IDLE] = "short_idle", [CC_IW] = "iw",
+	[CC_IW_ROUTE] = "iw_route", [CC_PACE_IW] = "pace_iw",
+	[CC_CWV_DECAY] = "cwv_decay", [CC_CWV_NVP_END] = "cwv_nvp_end",
+};
+
+static const char *const pace_end_names[] = {
+	[CPE_ACK] = "ack", [CPE_LOSS] = "loss", [CPE_RELEASE] = "release",
+	[CPE_NEW] = "new",
+};
+
+static bool verbose;
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("cocktail-bpf: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+/* libbpf's messages (the verifier's log among them) only with -v. */
+static int libbpf_print(enum libbpf_print_level level, const char *fmt,
+			va_list ap)
+{
+	if (!verbose || level == LIBBPF_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* ---- parameters ---------------------------------------------------- */
+
+enum param_kind { P_IW, P_CHOICE, P_UINT };
+
+struct param {
+	const char *name;
+	enum param_kind kind;
+	size_t off;			/* in params_t */
+	unsigned int min, max;		/* P_UINT */
+	const char *const *names;	/* P_CHOICE */
+	unsigned int n;
+	const char *help;		/* the module's description of it */
+};
+
+#define OFF(f) __builtin_offsetof(params_t, f)
+
+static const struct param params[] = {
+	{ "iw", P_IW, OFF(iw), CP_IW_MIN, CP_IW_MAX, NULL, 0,
+	  "initial window: 1..64 segments or rfc3390" },
+	{ "restart", P_CHOICE, OFF(restart), 0, 0, policy_names, BPF_NR_POLICIES,
+	  "ssr | decay | keep | pace | auto | queue" },
+	{ "auto_rtt_us", P_UINT, OFF(auto_rtt_us), 1, 10000000, NULL, 0,
+	  "1..10000000" },
+	{ "queue_pct", P_UINT, OFF(queue_pct), 101, 1000, NULL, 0,
+	  "101..1000" },
+	{ "pace_rate", P_CHOICE, OFF(pace_rate), 0, 0, rate_names, CP_NR_RATES,
+	  "delivery | window | max" },
+	{ "cwv", P_UINT, OFF(cwv), CP_CWV_OFF, CP_CWV_7661, NULL, 0,
+	  "0 off, 1 RFC 2861, 2 RFC 7661" },
+	{ "pace_iw", P_UINT, OFF(pace_iw), 0, 1, NULL, 0, "0 or 1" },
+};
+
+#define NPARAMS (sizeof(params) / sizeof(params[0]))
+
+static const struct param *find_param(const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < NPARAMS; i++)
+		if (strlen(params[i].name) == len &&
+		    !strncmp(params[i].name, name, len))
+			return &params[i];
+	return NULL;
+}
+
+/* sysfs_streq(): equal, ignoring one trailing newline on either side. */
+static bool streq_nl(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+
+	if (la && a[la - 1] == '\n')
+		la--;
+	if (lb && b[lb - 1] == '\n')
+		lb--;
+	return la == lb && !strncmp(a, b, la);
+}
+
+/* kstrtouint(s, 10): digits (an optional '+'), one trailing newline. */
+static bool parse_uint(const char *s, unsigned int *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (*s == '+')
+		s++;
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || v > UINT_MAX)
+		return false;
+	if (*end == '\n')
+		end++;
+	if (*end)
+		return false;
+	*out = (unsigned int)v;
+	return true;
+}
+
+/* The module's parser for @p: false (EINVAL) when it would refuse @val. */
+static bool parse_param(const struct param *p, const char *val,
+			unsigned int *out)
+{
+	unsigned int i, n;
+
+	switch (p->kind) {
+	case P_IW:
+		if (streq_nl(val, "rfc3390")) {
+			*out = CP_IW_RFC3390;
+			return true;
+		}
+		/* fallthrough */
+	case P_UINT:
+		if (!parse_uint(val, &n) || n < p->min || n > p->max)
+			return false;
+		*out = n;
+		return true;
+	case P_CHOICE:
+		for (i = 0; i < p->n; i++)
+			if (streq_nl(val, p->names[i])) {
+				*out = i;
+				return true;
+			}
+		return false;
+	}
+	return false;
+}
+
+static void format_param(const struct param *p, const params_t *v,
+			 char *buf, size_t len)
+{
+	unsigned int x;
+
+	memcpy(&x, (const char *)v + p->off, sizeof(x));
+	if (p->kind == P_IW && x == CP_IW_RFC3390)
+		snprintf(buf, len, "rfc3390");
+	else if (p->kind == P_CHOICE)
+		snprintf(buf, len, "%s", x < p->n ? p->names[x] : "?");
+	else
+		snprintf(buf, len, "%u", x);
+}
+
+/* ---- pinned maps --------------------------------------------------- */
+
+static int pinned(const char *path)
+{
+	int fd = bpf_obj_get(path);
+
+	if (fd < 0) {
+		if (errno == ENOENT)
+			die("%s is not loaded (cocktail-bpf load)",
+			    COCKTAIL_BPF_NAME);
+		die("cannot open %s: %s", path, strerror(errno));
+	}
+	return fd;
+}
+
+static void read_value(const char *path, void *val)
+{
+	int fd = pinned(path);
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(fd, &zero, val))
+		die("cannot read %s: %s", path, strerror(errno));
+	close(fd);
+}
+
+static bool registered(void)
+{
+	char buf[4096], *tok, *save;
+	FILE *f = fopen("/proc/sys/net/ipv4/tcp_available_congestion_control",
+			"r");
+	bool found = false;
+
+	if (!f)
+		return false;
+	if (fgets(buf, sizeof(buf), f))
+		for (tok = strtok_r(buf, " \n", &save); tok;
+		     tok = strtok_r(NULL, " \n", &save))
+			if (!strcmp(tok, COCKTAIL_BPF_NAME))
+				found = true;
+	fclose(f);
+	return found;
+}
+
+/* ---- load ---------------------------------------------------------- */
+
+/*
+ * What the kernel must offer, checked before libbpf runs so that a
+ * kernel without it gets one sentence instead of a loader log.
+ */
+static void check_kernel(const char *btf_path)
+{
+	struct utsname u;
+	unsigned int major = 0, minor = 0;
+	struct btf *btf;
+
+	if (access(btf_path, R_OK))
+		die("this kernel has no BTF (%s: %s); the BPF build needs a kernel built with CONFIG_DEBUG_INFO_BTF=y, use the module tcp_cocktail instead",
+		    btf_path, strerror(errno));
+	btf = btf__parse(btf_path, NULL);
+	if (!btf)
+		die("this kernel has no usable BTF (%s: %s); the BPF build needs a kernel built with CONFIG_DEBUG_INFO_BTF=y, use the module tcp_cocktail instead",
+		    btf_path, strerror(errno));
+	if (btf__find_by_name_kind(btf, "bpf_struct_ops_tcp_congestion_ops",
+				   BTF_KIND_STRUCT) < 0 ||
+	    btf__find_by_name_kind(btf, "tcp_slow_start", BTF_KIND_FUNC) < 0) {
+		btf__free(btf);
+		die("this kernel cannot take a congestion control from BPF (no struct_ops for tcp_congestion_ops in its BTF); use the module tcp_cocktail instead");
+	}
+	btf__free(btf);
+	/* BPF congestion controls may set the pacing rate from 6.0 on. */
+	if (!uname(&u) && sscanf(u.release, "%u.%u", &major, &minor) == 2 &&
+	    (major < 6))
+		die("Linux %s is too old: the BPF build sets the pacing rate, which BPF congestion controls may do from 6.0 on; use the module tcp_cocktail instead",
+		    u.release);
+}
+
+static void ensure_bpffs(void)
+{
+	struct statfs st;
+
+	if (!statfs("/sys/fs/bpf", &st) && st.f_type == BPF_FS_MAGIC_)
+		return;
+	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, NULL))
+		die("cannot mount the BPF file system on /sys/fs/bpf: %s",
+		    strerror(errno));
+}
+
+static void load_error(const char *what, int err)
+{
+	if ((err == EPERM || err == EACCES) && geteuid())
+		die("%s: %s; loading needs root (CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON)",
+		    what, strerror(err));
+	if (err == EACCES)
+		die("%s: the verifier refused it (cocktail-bpf -v load shows its log)",
+		    what);
+	if (err == EEXIST)
+		die("%s: an algorithm named %s is already registered",
+		    what, COCKTAIL_BPF_NAME);
+	die("%s: %s (cocktail-bpf -v load shows the kernel's log)", what,
+	    strerror(err));
+}
+
+static int cmd_load(int argc, char **argv)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts);
+	const char *btf_path = KERNEL_BTF;
+	struct cocktail_bpf *skel;
+	struct bpf_link *link;
+	int c, err;
+
+	static const struct option lopts[] = {
+		{ "btf", required_argument, NULL, 'b' },
+		{ NULL, 0, NULL, 0 },
+	};
+	while ((c = getopt_long(argc, argv, "b:", lopts, NULL)) != -1) {
+		if (c != 'b')
+			return 2;
+		btf_path = optarg;
+	}
+	check_kernel(btf_path);
+	if (registered())
+		die("%s is already registered (cocktail-bpf unload first)",
+		    COCKTAIL_BPF_NAME);
+	if (strcmp(btf_path, KERNEL_BTF))
+		opts.btf_custom_path = btf_path;
+
+	skel = cocktail_bpf__open_opts(&opts);
+	if (!skel)
+		load_error("cannot open the BPF object", errno);
+	err = cocktail_bpf__load(skel);
+	if (err)
+		load_error("the kernel refused the BPF program", -err);
+	ensure_bpffs();
+	if (mkdir(PIN_DIR, 0700) && errno != EEXIST)
+		die("cannot create %s: %s", PIN_DIR, strerror(errno));
+	link = bpf_map__attach_struct_ops(skel->maps.cocktail_bpf);
+	if (!link)
+		load_error("cannot register " COCKTAIL_BPF_NAME, errno);
+	/* Registered until unload, not until this process exits. */
+	bpf_link__disconnect(link);
+	bpf_link__destroy(link);
+	if (bpf_map__pin(skel->maps.cocktail_bpf, PIN_OPS) ||
+	    bpf_map__pin(skel->maps.data, PIN_DATA) ||
+	    bpf_map__pin(skel->maps.bss, PIN_BSS) ||
+	    bpf_map__pin(skel->maps.events, PIN_EVENTS)) {
+		__u32 zero = 0;
+
+		err = errno;
+		bpf_map_delete_elem(bpf_map__fd(skel->maps.cocktail_bpf),
+				    &zero);
+		unlink(PIN_OPS);
+		unlink(PIN_DATA);
+		unlink(PIN_BSS);
+		unlink(PIN_EVENTS);
+		rmdir(PIN_DIR);
+		die("cannot pin the maps under %s: %s", PIN_DIR,
+		    strerror(err));
+	}
+	cocktail_bpf__destroy(skel);
+	printf("%s registered\n", COCKTAIL_BPF_NAME);
+	return 0;
+}
+
+static int cmd_unload(void)
+{
+	int fd = pinned(PIN_OPS);
+	__u32 zero = 0;
+
+	if (bpf_map_delete_elem(fd, &zero) && errno != ENOENT)
+		die("cannot unregister %s: %s", COCKTAIL_BPF_NAME,
+		    strerror(errno));
+	close(fd);
+	unlink(PIN_OPS);
+	unlink(PIN_DATA);
+	unlink(PIN_BSS);
+	unlink(PIN_EVENTS);
+	rmdir(PIN_DIR);
+	printf("%s unregistered\n", COCKTAIL_BPF_NAME);
+	return 0;
+}
+
+static int cmd_status(void)
+{
+	bool reg = registered();
+
+	printf("%s %s\n", COCKTAIL_BPF_NAME,
+	       reg ? "registered" : "not registered");
+	return reg ? 0 : 3;
+}
+
+/* ---- parameters and counters --------------------------------------- */
+
+static int cmd_get(int argc, char **argv)
+{
+	params_t v;
+	char buf[32];
+	size_t i;
+
+	read_value(PIN_DATA, &v);
+	if (argc > 1) {
+		const struct param *p = find_param(argv[1], strlen(argv[1]));
+
+		if (!p)
+			die("no parameter %s", argv[1]);
+		format_param(p, &v, buf, sizeof(buf));
+		printf("%s\n", buf);
+		return 0;
+	}
+	for (i = 0; i < NPARAMS; i++) {
+		format_param(&params[i], &v, buf, sizeof(buf));
+		printf("%s %s\n", params[i].name, buf);
+	}
+	return 0;
+}
+
+static int cmd_set(int argc, char **argv)
+{
+	params_t v;
+	__u32 zero = 0;
+	size_t j;
+	int i, fd;
+
+	if (argc < 2)
+		die("usage: cocktail-bpf set NAME=VALUE...");
+	fd = pinned(PIN_DATA);
+	if (bpf_map_lookup_elem(fd, &zero, &v))
+		die("cannot read %s: %s", PIN_DATA, strerror(errno));
+	/* Every value is checked before anything is written. */
+	for (i = 1; i < argc; i++) {
+		const char *eq = strchr(argv[i], '=');
+		const struct param *p;
+		unsigned int x;
+
+		if (!eq)
+			die("%s: expected NAME=VALUE", argv[i]);
+		p = find_param(argv[i], eq - argv[i]);
+		for (j = 0; !p && j < sizeof(module_only) / sizeof(module_only[0]); j++)
+			if (strlen(module_only[j]) == (size_t)(eq - argv[i]) &&
+			    !strncmp(module_only[j], argv[i], eq - argv[i]))
+				die("%s: only the module has this parameter (restart=measure); nothing changed",
+				    module_only[j]);
+		if (!p)
+			die("no parameter %.*s", (int)(eq - argv[i]), argv[i]);
+		if (p->off == OFF(restart) && streq_nl(eq + 1, "measure"))
+			die("restart: measure is not in the BPF build, only in the module; nothing changed");
+		if (!parse_param(p, eq + 1, &x))
+			die("%s: invalid value \"%s\": %s (%s); nothing changed",
+			    p->name, eq + 1, strerror(EINVAL), p->help);
+		memcpy((char *)&v + p->off, &x, sizeof(x));
+	}
+	if (bpf_map_update_elem(fd, &zero, &v, BPF_ANY))
+		die("cannot write %s: %s", PIN_DATA, strerror(errno));
+	close(fd);
+	return 0;
+}
+
+static int cmd_stats(void)
+{
+	bss_t b;
+	int i;
+
+	read_value(PIN_BSS, &b);
+	for (i = 0; i < CC_NR; i++)
+		printf("%s %llu\n", counter_names[i],
+		       (unsigned long long)b.counters[i]);
+	return 0;
+}
+
+/* ---- events -------------------------------------------------------- */
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static const char *name_of(const char *const *names, unsigned int n,
+			   unsigned int i)
+{
+	return i < n ? names[i] : "?";
+}
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	const struct cocktail_event *e = data;
+
+	(void)ctx;
+	if (len < sizeof(*e))
+		return 0;
+	if (e->type == CEV_RESTART)
+		printf("cocktail_restart: sport=%u dport=%u requested=%s policy=%s idle_us=%llu rto_us=%u srtt_us=%u path_rtt_us=%u cwnd_before=%u cwnd_after=%u ssthresh=%u pacing_rate=%llu\n",
+		       e->sport, e->dport,
+		       name_of(policy_names, BPF_NR_POLICIES, e->requested),
+		       name_of(policy_names, BPF_NR_POLICIES, e->policy),
+		       (unsigned long long)e->idle_us, e->rto_us, e->srtt_us,
+		       e->path_rtt_us, e->cwnd_before, e->cwnd_after,
+		       e->ssthresh, (unsigned long long)e->pacing_rate);
+	else if (e->type == CEV_PACE_END)
+		printf("cocktail_pace_end: sport=%u dport=%u reason=%s segs=%u duration_us=%u pacing_rate=%llu\n",
+		       e->sport, e->dport,
+		       name_of(pace_end_names, 4, e->reason), e->segs,
+		       e->duration_us, (unsigned long long)e->pacing_rate);
+	fflush(stdout);
+	return 0;
+}
+
+static int cmd_events(int argc, char **argv)
+{
+	struct ring_buffer *rb;
+	double timeout = 0;
+	struct timespec t0, t;
+	int c, fd, err;
+
+	while ((c = getopt(argc, argv, "t:")) != -1) {
+		if (c != 't')
+			return 2;
+		timeout = atof(optarg);
+	}
+	fd = pinned(PIN_EVENTS);
+	rb = ring_buffer__new(fd, on_event, NULL, NULL);
+	if (!rb)
+		die("cannot open the event ring buffer: %s", strerror(errno));
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!stop) {
+		err = ring_buffer__poll(rb, 100);
+		if (err < 0 && err != -EINTR)
+			die("reading events: %s", strerror(-err));
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (timeout > 0 && (t.tv_sec - t0.tv_sec) +
+		    (t.tv_nsec - t0.tv_nsec) / 1e9 >= timeout)
+			break;
+	}
+	ring_buffer__consume(rb);
+	ring_buffer__free(rb);
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fputs("usage: cocktail-bpf [-v] load [--btf FILE] | unload | status | get [NAME] |\n"
+	      "                         set NAME=VALUE... | stats | events [-t SECONDS]\n",
+	      f);
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd;
+
+	while (argc > 1 && !strcmp(argv[1], "-v")) {
+		verbose = true;
+		argv++;
+		argc--;
+	}
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	libbpf_set_print(libbpf_print);
+	cmd = argv[1];
+	argv++;
+	argc--;
+	if (!strcmp(cmd, "load"))
+		return cmd_load(argc, argv);
+	if (!strcmp(cmd, "unload"))
+		return cmd_unload();
+	if (!strcmp(cmd, "status"))
+		return cmd_status();
+	if (!strcmp(cmd, "get"))
+		return cmd_get(argc, argv);
+	if (!strcmp(cmd, "set"))
+		return cmd_set(argc, argv);
+	if (!strcmp(cmd, "stats"))
+		return cmd_stats();
+	if (!strcmp(cmd, "events"))
+		return cmd_events(argc, argv);
+	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
+		usage(stdout);
+		return 0;
+	}
+	usage(stderr);
+	return 2;
+}
