@@ -820,6 +820,17 @@ static void cocktail_pace_start(struct sock *sk, unsigned long rate)
 
 /* ---- measured restart ---------------------------------------------- */
 
+/*
+ * The filters age when a sample arrives: before a restart reads them, an
+ * empty sample at the current round drops buckets older than the window
+ * (a flow whose samples stopped counting, or did not come).
+ */
+static void cocktail_age_filters(struct cocktail *ca)
+{
+	cp_maxwin_update(&ca->bw, ca->round, COCKTAIL_BW_ROUNDS, 0);
+	cp_maxwin_update(&ca->cap, ca->round, COCKTAIL_BW_ROUNDS, 0);
+}
+
 /* The path's minimum RTT in us: the kernel's windowed min, else srtt. */
 static u32 cocktail_path_rtt_us(const struct tcp_sock *tp)
 {
@@ -931,7 +942,7 @@ static void cocktail_check_ack(struct sock *sk, s32 rtt_us)
  * by its rate, and so do their ACKs.  A train is a run of ACKs without a
  * pause: it ends at an ACK whose gap per segment delivered is more than
  * CP_TRAIN_BREAK times the train's mean so far (the idle part of a round
- * trip whose window did not fill it, a delayed ACK).  The segments it
+ * trip whose window did not fill it, a delayed ACK), or with its round.  The segments it
  * delivered over its duration are the bottleneck's rate, whatever part of
  * the round trip the window filled: the delivery rate is the window over
  * the round trip, what the connection achieved, not what the path can
@@ -954,7 +965,13 @@ static void cocktail_train_ack(struct sock *sk, u32 acked)
 		return;
 	segs = tp->delivered - acked - ca->train_delivered;
 	span = prev - ca->train_us;
+	/*
+	 * A flow that never pauses (a standing queue) would make one train
+	 * of the whole transfer: a train also ends with its round, at the
+	 * ACK that starts the next (cocktail_update_round() runs after).
+	 */
 	if (ca->train == CT_TRAIN &&
+	    !cp_after(tp->snd_una, ca->round_end_seq) &&
 	    !cp_train_breaks(segs, span, acked, now - prev))
 		return;
 	/* The train ended at the previous ACK; this one starts the next. */
@@ -1025,6 +1042,7 @@ static unsigned long cocktail_measure_restart(struct sock *sk, u32 before,
 	unsigned long rate;
 	u32 bdp;
 
+	cocktail_age_filters(ca);
 	rate = cp_pace_rate(cp_maxwin_get(&ca->bw), before, tp->mss_cache,
 			    cocktail_srtt_us(tp),
 			    READ_ONCE(sk->sk_max_pacing_rate),
@@ -1079,6 +1097,8 @@ static unsigned long cocktail_pace_restart(struct sock *sk, u32 cwnd)
 	const struct tcp_sock *tp = tcp_sk(sk);
 	struct cocktail *ca = inet_csk_ca(sk);
 	unsigned long rate;
+
+	cocktail_age_filters(ca);
 
 	rate = cp_pace_rate(cp_maxwin_get(&ca->bw), cwnd, tp->mss_cache,
 			    cocktail_srtt_us(tp),
