@@ -22,9 +22,11 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 # scenario -> (--only filter, columns every good row must have)
 CASES = {
-    # restart: both quick delays side by side (--jobs 2)
-    "restart": ("policy=cocktail-auto",
-                ["seconds", "ideal_s", "burst_retrans", "cwnd_before_idle"]),
+    # restart: both quick delays side by side (--jobs 2), UDP cross
+    # traffic (test_restart_tcp_cross runs the TCP kind)
+    "restart": ("policy=cocktail-auto,cross=udp",
+                ["seconds", "ideal_s", "burst_retrans", "cwnd_before_idle",
+                 "cross_udp_dropped"]),
     "iw": ("variant=route-iw2,variant=cocktail-iw2",
            ["seconds", "round_trips", "first_flight"]),
     "keepalive": ("policy=cocktail-auto",
@@ -34,9 +36,11 @@ CASES = {
     "overhead": ("policy=linux-default", ["mbit_s"]),
     "demo": ("variant=linux-default,variant=cocktail-auto-cwv0",
              ["completion_s", "burst_retrans", "cwnd_before", "srtt_us"]),
+    "fleet": ("policy=cocktail-default,mode=sync",
+              ["seconds", "retrans"]),
 }
 # scenarios with outputs of their own shape: a test each below
-DEDICATED = ("ooo", "pacerate")
+DEDICATED = ("ooo", "pacerate", "scorecard")
 
 
 EXTRA_ARGS = {"restart": ["--jobs", "2", "--trace"],
@@ -280,3 +284,41 @@ def test_bad_arguments_are_refused():
                         "--reps", "0"], cwd=REPO, text=True,
                        capture_output=True, env=runner_env())
     assert p.returncode == 2 and "--reps" in p.stderr
+
+
+def test_scorecard_scores_the_committed_grids():
+    """bench/run scorecard (a host scenario: it reads the committed grids'
+    runs.csv) writes its cell table, its counts and the Pareto plot."""
+    out = OUT / "scorecard"
+    cmd = [sys.executable, "-m", "bench.lib.runner", "scorecard", "--quick",
+           "--reps", "1", "--out", str(out)]
+    p = subprocess.run(cmd, cwd=REPO, text=True, capture_output=True,
+                       timeout=300, env=runner_env())
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    with open(out / "cells.csv", newline="") as f:
+        cells = list(csv.DictReader(f))
+    assert len({(c["grid"], c["cell"]) for c in cells}) == 127, len(cells)
+    md = (out / "table.md").read_text()
+    assert "dominated" in md and "\n|" in md
+    assert (out / "pareto.png").read_bytes()[:8] == PNG
+    assert "bench/run scorecard" in (out / "README.md").read_text()
+
+
+def test_restart_tcp_cross():
+    """The restart scenario's tcp cross traffic: a CUBIC bulk flow through
+    the bottleneck during the idle period; each row names it and carries
+    its goodput before and during the burst."""
+    out = OUT / "restart-tcp"
+    cmd = [sys.executable, "-m", "bench.lib.runner", "restart", "--quick",
+           "--reps", "1", "--out", str(out), "--only",
+           "policy=linux-default,cross=tcp,delay_ms=20"]
+    p = subprocess.run(cmd, cwd=REPO, text=True, capture_output=True,
+                       timeout=420, env=runner_env())
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    with open(out / "runs.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if not r.get("error")]
+    assert rows
+    for r in rows:
+        assert r["cross"] == "tcp", r
+        assert float(r["cross_tcp_kbit_before"]) > 0, r
+        assert float(r["cross_tcp_kbit_burst"]) >= 0, r
