@@ -654,8 +654,9 @@ def test_measure_quiet_path(cocktail):
     BDP (200 ms, 10 Mbit/s: BDP 173 segments; 15-packet queue): after a
     600-segment warm-up and 1.5 s idle, restart=measure sends the whole
     100-segment response in its first flight (min(burst, BDP)), before
-    any ACK for it, paced within 25% of the bottleneck rate (frames of
-    MSS + 66 bytes at 10 Mbit/s, measured over the flight), with no
+    any ACK for it, paced at a rate within 25% of the bottleneck's (frames
+    of MSS + 66 bytes at 10 Mbit/s; the restart event's rate, and on the
+    wire between half and 1.25x of it, see below), with no
     retransmission and no drop at the bottleneck; the check finds the path
     unchanged (verdict full, counted in check_full)."""
     params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
@@ -674,8 +675,15 @@ def test_measure_quiet_path(cocktail):
     assert len(fl) >= min(100, int(bdp)), \
         "first flight %d segments, min(burst, BDP) = %d; %s" % (
             len(fl), min(100, bdp), info)
+    # the rate the module chose (payload bytes/s, as frames on the link)
+    # within 25% of the bottleneck; on the wire the flight is paced (not
+    # above 1.25x the link) and, since under TCG a late pacing timer only
+    # ever adds time, at least half the link's rate
+    chosen_bps = int(ev["pacing_rate"]) * (mss + 66) / mss * 8
+    assert 0.75 * 10e6 <= chosen_bps <= 1.25 * 10e6, \
+        "module paced at %.2f Mbit/s; %s" % (chosen_bps / 1e6, info)
     wire_bps = (len(fl) - 1) * (mss + 66) * 8 / (fl[-1].ts - fl[0].ts)
-    assert 0.75 * 10e6 <= wire_bps <= 1.25 * 10e6, \
+    assert 0.5 * 10e6 <= wire_bps <= 1.25 * 10e6, \
         "flight sent at %.2f Mbit/s on the wire; %s" % (wire_bps / 1e6, info)
     assert r["retrans"] == 0 and r["drops"] == 0, info
     assert retransmissions(r["burst_pkts"], t.server_addr) == 0, info
