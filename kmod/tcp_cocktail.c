@@ -831,6 +831,22 @@ static void cocktail_age_filters(struct cocktail *ca)
 	cp_maxwin_update(&ca->cap, ca->round, COCKTAIL_BW_ROUNDS, 0);
 }
 
+/*
+ * The pre-idle rate a restart paces at (pace_rate), in B/s, for a window
+ * of @cwnd segments, with the filters aged first; 0 without any rate.
+ */
+static unsigned long cocktail_restart_rate(struct sock *sk, u32 cwnd)
+{
+	struct cocktail *ca = inet_csk_ca(sk);
+	const struct tcp_sock *tp = tcp_sk(sk);
+
+	cocktail_age_filters(ca);
+	return cp_pace_rate(cp_maxwin_get(&ca->bw), cwnd, tp->mss_cache,
+			    cocktail_srtt_us(tp),
+			    READ_ONCE(sk->sk_max_pacing_rate),
+			    READ_ONCE(cocktail_pace_rate.val));
+}
+
 /* The path's minimum RTT in us: the kernel's windowed min, else srtt. */
 static u32 cocktail_path_rtt_us(const struct tcp_sock *tp)
 {
@@ -1042,12 +1058,8 @@ static unsigned long cocktail_measure_restart(struct sock *sk, u32 before,
 	unsigned long rate;
 	u32 bdp;
 
-	cocktail_age_filters(ca);
-	rate = cp_pace_rate(cp_maxwin_get(&ca->bw), before, tp->mss_cache,
-			    cocktail_srtt_us(tp),
-			    READ_ONCE(sk->sk_max_pacing_rate),
-			    READ_ONCE(cocktail_pace_rate.val));
-	rate = cp_path_rate(rate, cp_maxwin_get(&ca->cap),
+	rate = cp_path_rate(cocktail_restart_rate(sk, before),
+			    cp_maxwin_get(&ca->cap),
 			    READ_ONCE(sk->sk_max_pacing_rate));
 	bdp = cp_bdp_segs(rate, cocktail_path_rtt_us(tp), tp->mss_cache);
 	if (!bdp) {
@@ -1094,16 +1106,8 @@ static u32 cocktail_restart_ssthresh(const struct sock *sk,
 
 static unsigned long cocktail_pace_restart(struct sock *sk, u32 cwnd)
 {
-	const struct tcp_sock *tp = tcp_sk(sk);
-	struct cocktail *ca = inet_csk_ca(sk);
-	unsigned long rate;
+	unsigned long rate = cocktail_restart_rate(sk, cwnd);
 
-	cocktail_age_filters(ca);
-
-	rate = cp_pace_rate(cp_maxwin_get(&ca->bw), cwnd, tp->mss_cache,
-			    cocktail_srtt_us(tp),
-			    READ_ONCE(sk->sk_max_pacing_rate),
-			    READ_ONCE(cocktail_pace_rate.val));
 	if (!rate) {
 		cocktail_count(CC_PACE_NO_RATE);
 		return 0;
