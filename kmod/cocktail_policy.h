@@ -437,11 +437,15 @@ static inline u32 cp_cwv7661_nvp_ssthresh(u32 ssthresh, u32 cwnd)
 #define CP_MEASURE_MAX_MISSES	3U
 
 /*
- * The ACK rate is compared with the sending rate only over at least 8
- * segments delivered after the flight's first ACK: 4 delayed ACKs, enough
- * that one late or early ACK moves the measured rate by a quarter at most.
+ * The ACK rate is compared with the sending rate only over at least 16
+ * segments delivered after the flight's first ACK (8 delayed ACKs): over
+ * 8 a quiet path's ACKs have been measured at 70% of the sending rate in
+ * the test VM, one late ACK being a quarter of the span.
  */
-#define CP_CHECK_MIN_SEGS	8U
+#define CP_CHECK_MIN_SEGS	16U
+
+/* An ACK train feeds the rate filter from 8 segments (4 delayed ACKs). */
+#define CP_TRAIN_MIN_SEGS	8U
 
 /* Hoe's estimate needs at least 3 segments of ACK train: 2 ACK gaps. */
 #define CP_HOE_MIN_SEGS		3U

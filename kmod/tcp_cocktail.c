@@ -130,7 +130,7 @@
  *     CHECK: every ACK (.pkts_acked) ----- RTT > check_rtt_pct % min RTT
  *         |                           |--- ACKs deliver below
  *         |                           |    check_rate_pct % of rate
- *         |                           |    (after >= 8 segments)
+ *         |                           |    (after >= 16 segments)
  *         |                           '--- loss, RTO or ECN (.ssthresh)
  *         |  a round trip of ACKs, or             |
  *         |  nothing left in flight               v
@@ -962,7 +962,7 @@ static void cocktail_check_ack(struct sock *sk, s32 rtt_us)
  * delivered over its duration are the bottleneck's rate, whatever part of
  * the round trip the window filled: the delivery rate is the window over
  * the round trip, what the connection achieved, not what the path can
- * do.  Trains of at least CP_CHECK_MIN_SEGS segments feed the windowed
+ * do.  Trains of at least CP_TRAIN_MIN_SEGS segments feed the windowed
  * max cap, unless cp_train_plausible() says its ACKs were bunched by the
  * receiving host (a socket backlog processed in one go times them
  * microseconds apart); the first of at least CP_HOE_MIN_SEGS gives Hoe's
@@ -993,7 +993,7 @@ static void cocktail_train_ack(struct sock *sk, u32 acked)
 	/* The train ended at the previous ACK; this one starts the next. */
 	if (ca->train == CT_TRAIN && span) {
 		rate = cp_rate(segs, tp->mss_cache, span, CP_U64_MAX);
-		if (segs >= CP_CHECK_MIN_SEGS &&
+		if (segs >= CP_TRAIN_MIN_SEGS &&
 		    cp_train_plausible(rate, span, cp_maxwin_get(&ca->bw),
 				       cocktail_path_rtt_us(tp)))
 			cp_maxwin_update(&ca->cap, ca->round,

@@ -463,24 +463,24 @@ static void test_measure(void)
 		 CP_CHECK_GOING);
 	CHECK_EQ(cp_check_ack(900000, ~0U, 125, 0, 0, 1448, 1250000, 75),
 		 CP_CHECK_GOING);
-	/* ACK rate: 8 x 1448 B in 9,267 us is 1.25e6 B/s: as sent */
-	CHECK_EQ(cp_check_ack(200000, 200000, 125, 8, 9267, 1448, 1250000,
+	/* ACK rate: 16 x 1448 B in 18,534 us is 1.25e6 B/s: as sent */
+	CHECK_EQ(cp_check_ack(200000, 200000, 125, 16, 18534, 1448, 1250000,
 			      75), CP_CHECK_GOING);
 	/* ... in twice the time: half the rate sent */
-	CHECK_EQ(cp_check_ack(200000, 200000, 125, 8, 18534, 1448, 1250000,
+	CHECK_EQ(cp_check_ack(200000, 200000, 125, 16, 37068, 1448, 1250000,
 			      75), CP_CHECK_RATE);
 	/* ... exactly 75 % is not below 75 % */
 	CHECK_EQ(cp_check_ack(200000, 200000, 125, 3, 3475, 1000, 1150862,
 			      75), CP_CHECK_GOING);
-	CHECK_EQ(cp_check_ack(0, 200000, 125, 15, 16000, 1000, 1250000, 75),
+	CHECK_EQ(cp_check_ack(0, 200000, 125, 30, 32000, 1000, 1250000, 75),
 		 CP_CHECK_GOING);	/* 937,500 B/s = 75.0 % */
-	CHECK_EQ(cp_check_ack(0, 200000, 125, 15, 16001, 1000, 1250000, 75),
+	CHECK_EQ(cp_check_ack(0, 200000, 125, 30, 32001, 1000, 1250000, 75),
 		 CP_CHECK_RATE);
-	/* fewer than 8 segments: no rate verdict however slow */
-	CHECK_EQ(cp_check_ack(0, 200000, 125, 7, 1000000, 1448, 1250000, 75),
+	/* fewer than 16 segments: no rate verdict however slow */
+	CHECK_EQ(cp_check_ack(0, 200000, 125, 15, 1000000, 1448, 1250000, 75),
 		 CP_CHECK_GOING);
 	/* huge rates do not overflow */
-	CHECK_EQ(cp_check_ack(0, 200000, 125, 8, 1, 65535, CP_U64_MAX, 75),
+	CHECK_EQ(cp_check_ack(0, 200000, 125, 16, 1, 65535, CP_U64_MAX, 75),
 		 CP_CHECK_GOING);
 
 	/* the rate a failed check drops to */
