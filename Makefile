@@ -3,7 +3,8 @@
 #   make            modules + daemon + the BPF build (bpf/)
 #   make check      host unit tests + packaging tests + every VM suite (one VM boot),
 #                   the install suite, the module's suites on 6.12 and the
-#                   planted bugs the checks must catch
+#                   planted bugs the checks must catch (and, when a debug
+#                   kernel is cached, every VM suite on it: make vmcheck-debug)
 #   make demo       the main job: restart policies side by side on a shaped link
 #
 # KDIR picks the kernel build tree (default: the headers of the test VM's
@@ -22,7 +23,8 @@ PREFIX   ?= /usr/local
 DESTDIR  ?=
 export KDIR KVER
 
-.PHONY: all modules daemon unit vmcheck vmcheck-kernel vmcheck-planted check \
+.PHONY: all modules daemon unit vmcheck vmcheck-kernel vmcheck-planted \
+	vmcheck-debug vmcheck-debug-if-cached check \
 	demo clean deps deps-if-missing help
 
 all: modules daemon bpf
@@ -77,20 +79,43 @@ vmcheck-kernel: deps-if-missing bpf
 	dev/vm-kernel --series 6.12 $(VM_KERNEL_TESTS)
 
 # The kernel log and skip checks must catch planted bugs: throw-away
-# modules (tests/planted) leak a slab object and WARN after the log buffer
-# wrapped, and a test skips; the VM run must fail each for its reason,
-# which tests/planted/verify.py checks in the run's JUnit XML.
+# modules (tests/planted) leak a slab object, overrun one (slub_debug's
+# redzone) and WARN after the log buffer wrapped, and a test skips; the VM
+# run must fail each for its reason, which tests/planted/verify.py checks
+# in the run's JUnit XML.
 vmcheck-planted: deps-if-missing
 	$(MAKE) -C $(KDIR) M=$(TOP)/tests/planted modules
 	rm -f $(BUILD)/vm/planted.xml
 	-dev/vm-run tests/vm/run tests/planted --junitxml=$(BUILD)/vm/planted.xml
 	$(PYTHON) tests/planted/verify.py $(BUILD)/vm/planted.xml
 
+# Every VM suite on the debug kernel (dev/debug-kernel builds it from
+# Debian's 6.1 source with KASAN, kmemleak, lockdep and UBSAN, about an
+# hour on 2 cores, cached in .cache/debug-kernel), a kmemleak scan at the
+# end of the run, then the planted bugs, which KASAN and kmemleak must
+# report too. `make check` runs it only when a cached build exists.
+VM_DEBUG_TESTS ?=
+vmcheck-debug: deps-if-missing all
+	dev/debug-kernel
+	dev/vm-kernel --debug $(VM_DEBUG_TESTS)
+	rm -f $(BUILD)/vm/planted-debug.xml
+	-dev/vm-kernel --debug tests/planted --junitxml=$(BUILD)/vm/planted-debug.xml
+	$(PYTHON) tests/planted/verify.py --debug $(BUILD)/vm/planted-debug.xml
+
+vmcheck-debug-if-cached:
+	@if dev/debug-kernel --cached >/dev/null; then \
+		$(MAKE) vmcheck-debug; \
+	else \
+		echo "make check: no cached debug kernel, vmcheck-debug not run" \
+			"(dev/debug-kernel builds one, about an hour on 2 cores)"; \
+	fi
+
 # The slow packaging tests (DKMS cycle, deb + lintian + dpkg -i, builds
 # against every Debian 12 kernel header set) run here too, before the VM;
 # the install suite (make install, modprobe, modules-load.d, uninstall) gets
 # a VM boot of its own after the others.
-check: unit pkgcheck vmcheck vm-install-check vmcheck-kernel vmcheck-planted
+check: unit pkgcheck vmcheck vm-install-check vmcheck-kernel vmcheck-planted \
+	vmcheck-debug-if-cached
 
 demo: deps-if-missing all
 	bench/run demo

@@ -5,7 +5,10 @@
  * behind.  SLUB then reports "Objects remaining in cocktail_planted_leak
  * on __kmem_cache_shutdown()" and kmem_cache_destroy() warns, which is
  * what a leak of the probe's flows or ranges (each from a cache of its
- * own) looks like.  Built and loaded only by `make vmcheck-planted`.
+ * own) looks like.  A second leak is for kmemleak on the debug kernel: a
+ * kmalloc() object whose only pointer is dropped at load (on a kernel
+ * without kmemleak it just stays allocated in the throw-away VM).  Built
+ * and loaded only by `make vmcheck-planted` and `make vmcheck-debug`.
  */
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -22,8 +25,15 @@ static void planted_ctor(void *obj)
 {
 }
 
+#define PLANTED_KMALLOC 128	/* bytes of the kmemleak object */
+
 static int __init planted_leak_init(void)
 {
+	u8 *lost = kmalloc(PLANTED_KMALLOC, GFP_KERNEL);
+
+	/* the planted kmemleak bug: the object's only pointer goes away */
+	if (lost)
+		WRITE_ONCE(lost[0], 0x5a);
 	planted_cache = kmem_cache_create("cocktail_planted_leak", 64, 0, 0,
 					  planted_ctor);
 	if (!planted_cache)

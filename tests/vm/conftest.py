@@ -12,6 +12,7 @@ unload) at the end of the run.
 import os
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -24,10 +25,12 @@ REPO = Path(__file__).resolve().parents[2]
 # kernel that dev/vm-kernel names.
 KMOD = Path(os.environ.get("COCKTAIL_KMOD") or REPO / "kmod")
 
-# Lines the kernel prints for warnings, bugs and memory errors.
+# Lines the kernel prints for warnings, bugs and memory errors; SLUB's
+# debug checks (slub_debug=FZPU) head theirs "BUG <cache> (Tainted: ...)".
 DMESG_BAD = re.compile(
     r"WARNING:|BUG:|Oops|general protection fault|KASAN:|kmemleak:|"
-    r"UBSAN:|Call Trace:|kernel BUG|refcount_t:|list_(add|del) corruption"
+    r"UBSAN:|Call Trace:|kernel BUG|refcount_t:|list_(add|del) corruption|"
+    r"BUG \S+ \((Not t|T)ainted"
 )
 
 
@@ -107,17 +110,50 @@ def log_problems(what, lines, lost, taint_before=None):
     return "\n".join(out)
 
 
+# The debug kernel's leak detector (dev/debug-kernel builds it without the
+# periodic scan); absent on Debian's stock kernel.
+KMEMLEAK = Path("/sys/kernel/debug/kmemleak")
+
+
+def kmemleak_begin():
+    """Forget what kmemleak suspects before the run (boot-time objects the
+    kernel never frees), so only objects the run leaked are reported."""
+    if not KMEMLEAK.exists():
+        return False
+    KMEMLEAK.write_text("scan\n")
+    KMEMLEAK.write_text("clear\n")
+    return True
+
+
+def kmemleak_report():
+    """kmemleak's suspects after the run ("" if none). Two scans: an object
+    still referenced from a register or a queue being torn down is not
+    reported until a scan finds it unreferenced and older than
+    kmemleak's minimum age (5 s)."""
+    time.sleep(6)
+    for _ in range(2):
+        KMEMLEAK.write_text("scan\n")
+    return KMEMLEAK.read_text()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def kmsg_session():
-    """Every kernel log line of the whole run, between suites included."""
+    """Every kernel log line of the whole run, between suites included,
+    and on a kernel with kmemleak a leak scan at the end."""
     if os.geteuid() != 0:
         yield
         return
     log, taint = Kmsg(), tainted()
+    leakcheck = kmemleak_begin()
     yield
     lines, lost = log.read()
     log.close()
     why = log_problems("the test session", lines, lost, taint)
+    if leakcheck:
+        leaks = kmemleak_report()
+        if leaks.strip():
+            why += ("\nkmemleak found unreferenced objects after the run:\n"
+                    + "\n".join(leaks.splitlines()[:LOG_EXCERPT]))
     if why:
         pytest.fail(why)
 

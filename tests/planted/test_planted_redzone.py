@@ -1,0 +1,13 @@
+"""Planted: a module writes one byte past a slab object and frees it. The
+test VM boots with slub_debug=FZPU, so SLUB finds the redzone overwritten
+and the suite's kernel log check must fail it (verify.py expects that)."""
+from pathlib import Path
+
+from conftest import HERE, sh
+
+
+def test_redzone():
+    assert "slub_debug=FZPU" in Path("/proc/cmdline").read_text().split(), \
+        "the VM was not booted with slub_debug=FZPU"
+    sh("insmod %s" % (HERE / "planted_redzone.ko"))
+    sh("rmmod planted_redzone")
