@@ -9,11 +9,26 @@ Standard library only; runs inside the VM as root.
 import os
 import socket
 import struct
+import time
 from pathlib import Path
 
 from cocktail_lab.capture import SYN, seq_after
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def quiet_stats(g, timeout=30, polls=4, every=0.25):
+    """The probe's GET_STATS once it stops changing: `polls` answers in a
+    row equal, `every` seconds apart (the receiver's softirq caught up,
+    timers fired, every numbered event counted as sent or dropped); after
+    `timeout` seconds the last answer, changing or not."""
+    prev, same, end = g.stats(), 0, time.monotonic() + timeout
+    while same < polls and time.monotonic() < end:
+        time.sleep(every)
+        cur = g.stats()
+        same = same + 1 if cur == prev else 0
+        prev = cur
+    return prev
 
 
 def capture_holds(pkts, src, sport, dst, dport, pending=False):

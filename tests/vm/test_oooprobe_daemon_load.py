@@ -22,9 +22,8 @@ import time
 from conftest import insmod, rmmod, sh
 from cocktail_lab.genl import Genl
 from cocktail_lab.topo import Link
-from oooprobe_lib import REPO
+from oooprobe_lib import REPO, quiet_stats
 from test_oooprobe_overhead import wait_listening
-from test_oooprobe_security import _quiet_stats
 
 MOD = "tcp_oooprobe"
 DAEMON = REPO / "daemon" / "oooprobed"
@@ -109,7 +108,7 @@ def test_daemon_sustained_stream(tmp_path):
             traffic_s = time.monotonic() - t0
             srv.terminate()
             srv.wait(timeout=20)
-        s1 = _quiet_stats(g)
+        s1 = quiet_stats(g, timeout=120, polls=3, every=0.5)
         time.sleep(1)
         # RSS sampled until just before the final summary
         run_s = time.monotonic() - sampler.t0

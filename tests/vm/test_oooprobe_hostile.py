@@ -29,7 +29,7 @@ from conftest import insmod, rmmod
 from cocktail_lab.genl import Genl
 from cocktail_lab.proc import in_netns
 from cocktail_lab.topo import Pair
-from oooprobe_lib import REPO, RawPeer, slab, slab_range_bytes
+from oooprobe_lib import REPO, RawPeer, quiet_stats, slab, slab_range_bytes
 
 MOD = "tcp_oooprobe"
 PORT = 7100
@@ -38,17 +38,6 @@ SPOOF = "10.66.0.1"
 # No skb is charged less than this to a receive buffer: sk_buff and
 # skb_shared_info alone take more (SKB_TRUESIZE(1) is 640 bytes on x86-64).
 MIN_TRUESIZE = 512
-
-
-def settle(g, timeout=30):
-    """Stats once they stop changing (the receiver's softirq caught up)."""
-    prev, same, end = g.stats(), 0, time.time() + timeout
-    while same < 4 and time.time() < end:
-        time.sleep(0.25)
-        cur = g.stats()
-        same = same + 1 if cur == prev else 0
-        prev = cur
-    return prev
 
 
 def held(st):
@@ -165,7 +154,7 @@ def test_only_queued_ranges(victim):
     assert len(ports) == 8
     ns0 = netstat(p)
     attack(peer, ports, 1000)
-    st = settle(g)
+    st = quiet_stats(g)
     ns1 = netstat(p)
     r = rmem(p)
     assert len(r) == 8, r
@@ -214,7 +203,7 @@ def test_budget(victim):
     t.start()
     try:
         attack(peer, ports, 300)
-        st = settle(g)
+        st = quiet_stats(g)
     finally:
         stop.set()
         t.join()
@@ -256,7 +245,7 @@ def test_rcvbuf_cap(victim):
                 peer.data(sp, base + 1 + 2 * i, b"x")
             peer.data(sp, base + 1, b"y" * 9)
         peer.drain()
-    st = settle(g)
+    st = quiet_stats(g)
     assert st["STAT_RANGE_OVERFLOWS"] >= 4, st
     assert st["STAT_RANGE_BUDGET_REFUSED"] == 0, st
     assert st["STAT_RANGE_BYTES"] <= 4 * 16 * 16, st

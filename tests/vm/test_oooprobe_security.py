@@ -4,18 +4,15 @@ loses events only with matching drop counts on both sides."""
 import errno
 import socket
 import struct
-import subprocess
 import sys
 import time
 from pathlib import Path
-
-import pytest
 
 from conftest import sh
 from cocktail_lab.genl import (A, CMD, NLMSG_ERROR, EventCollector, Genl,
                                nla)
 from cocktail_lab.topo import Link
-from oooprobe_lib import REPO
+from oooprobe_lib import REPO, quiet_stats
 from test_oooprobe import probe, transfer  # noqa: F401 (probe: fixture)
 
 NOBODY = ("setpriv --reuid=65534 --regid=65534 --clear-groups "
@@ -111,18 +108,6 @@ FLOOD_TARGET = 100_000   # events: more than any receive buffer holds
 FLOOD_BUDGET = 85        # seconds: stop earlier on a slow TCG host
 
 
-def _quiet_stats(g):
-    """Stats once nothing changes any more: every numbered event has been
-    counted as sent or dropped (FLOW events of closing sockets can trail)."""
-    prev, same = g.stats(), 0
-    while same < 3:
-        time.sleep(0.5)
-        cur = g.stats()
-        same = same + 1 if cur == prev else 0
-        prev = cur
-    return cur
-
-
 def test_slow_reader_drop_accounting(probe):
     """A subscriber with a tiny buffer that does not read while events
     flood in: it sees ENOBUFS, the gaps in event numbers equal the kernel's
@@ -143,7 +128,7 @@ def test_slow_reader_drop_accounting(probe):
             transfer(link, 4_000_000, port=5410 + transfers % 50)
             transfers += 1
     flood_s = time.time() - t0
-    s1 = _quiet_stats(g0)
+    s1 = quiet_stats(g0, timeout=120, polls=3, every=0.5)
     # now read everything that was kept
     slow.sock.settimeout(0.5)
     seqs = []

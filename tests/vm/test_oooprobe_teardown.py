@@ -29,7 +29,7 @@ from conftest import insmod, module_loaded, rmmod
 from cocktail_lab.genl import CMD, EventCollector, Genl
 from cocktail_lab.proc import in_netns
 from cocktail_lab.topo import Link
-from oooprobe_lib import tcp_repair_write_seq
+from oooprobe_lib import quiet_stats, tcp_repair_write_seq
 
 MOD = "tcp_oooprobe"
 HOLE = 2        # index of the black-holed segment
@@ -46,17 +46,6 @@ def probe():
     col.stop(settle=0)
     rmmod(MOD)
     assert not module_loaded(MOD)
-
-
-def wait_quiet(g, timeout=30):
-    """Stats once they stop changing (ranges arriving, timers firing)."""
-    prev, same, end = g.stats(), 0, time.time() + timeout
-    while same < 4 and time.time() < end:
-        time.sleep(0.25)
-        cur = g.stats()
-        same = same + 1 if cur == prev else 0
-        prev = cur
-    return prev
 
 
 def wait_untracked(g, timeout=60):
@@ -110,7 +99,7 @@ class Conns:
 
 def check_teardown(col, g, st0, expect_ports, ooo_clients):
     st = wait_untracked(g)
-    st = wait_quiet(g)
+    st = quiet_stats(g)
     events = list(col.events)
     flows = {(e["LOCAL_PORT"], e["REMOTE_PORT"]): e for e in events
              if e["cmd"] == CMD["FLOW"]}
@@ -143,7 +132,7 @@ def link_for(tag, orphan_retries=None):
 
 def settle(g):
     """Let the data in flight arrive (ranges recorded)."""
-    return wait_quiet(g)
+    return quiet_stats(g)
 
 
 def test_rst(probe):
