@@ -38,6 +38,7 @@ import threading
 import time
 
 from bench.lib import order, plot, policies, stats, table
+from bench.scenarios.keepalive import BenchConn
 from cocktail_lab import proc, tcpinfo, traffic
 from cocktail_lab.topo import Topo, bottleneck_drops
 
@@ -102,27 +103,14 @@ class Fleet:
         self.topo.down()
 
 
-class Conn:
+class Conn(BenchConn):
+    """Connection I of the fleet, to server I modulo the fleet's size."""
+
     def __init__(self, fleet, i, pol):
         pair = i % len(fleet.lsts)
+        super().__init__(fleet.lsts[pair],
+                         fleet.topo.pairs[pair]["client_ns"], pol)
         self.i, self.server = i, pair
-        self.srv, self.cli = traffic.tcp_pair(
-            fleet.lsts[pair], fleet.topo.pairs[pair]["client_ns"], pol.cc,
-            timeout=120)
-        self.resp = traffic.Responder(self.srv)
-        self.resp.start()
-
-    def info(self):
-        return tcpinfo.info(self.srv)
-
-    def close(self):
-        try:
-            self.cli.sendall((0).to_bytes(4, "big"))
-        except OSError:
-            pass
-        self.resp.join(5)
-        self.srv.close()
-        self.cli.close()
 
 
 def one_cell(fleet, pol, g, rtt, mode, size_kb, seed):
@@ -148,7 +136,7 @@ def one_cell(fleet, pol, g, rtt, mode, size_kb, seed):
         def client(c):
             rng = random.Random(seed * 1000 + c.i)
             try:
-                traffic.request(c.cli, WARM, 120)
+                c.request(WARM)
                 traffic.wait_acked_by(c.info, 30)
                 warmed.wait(300)
                 go.wait(300)
@@ -159,7 +147,7 @@ def one_cell(fleet, pol, g, rtt, mode, size_kb, seed):
                     else:
                         time.sleep(g["think"] * rng.uniform(0.5, 1.5))
                     before = c.info()
-                    t0, t1 = traffic.request(c.cli, size_kb * 1024, 120)
+                    t0, t1 = c.request(size_kb * 1024)
                     after = traffic.wait_acked_by(c.info, 30)
                     out[c.i].append({
                         "conn": c.i, "server": c.server, "req": req,
