@@ -90,7 +90,7 @@ vmcheck-planted: deps-if-missing
 	$(PYTHON) tests/planted/verify.py $(BUILD)/vm/planted.xml
 
 # Every VM suite on the debug kernel (dev/debug-kernel builds it from
-# Debian's 6.1 source with KASAN, kmemleak, lockdep and UBSAN, about an
+# Debian's 6.1 source with KASAN, kmemleak, lockdep and UBSAN, about half an
 # hour on 2 cores, cached in .cache/debug-kernel), a kmemleak scan at the
 # end of the run, then the planted bugs, which KASAN and kmemleak must
 # report too. `make check` runs it only when a cached build exists.
@@ -107,7 +107,7 @@ vmcheck-debug-if-cached:
 		$(MAKE) vmcheck-debug; \
 	else \
 		echo "make check: no cached debug kernel, vmcheck-debug not run" \
-			"(dev/debug-kernel builds one, about an hour on 2 cores)"; \
+			"(dev/debug-kernel builds one, about half an hour on 2 cores)"; \
 	fi
 
 # The slow packaging tests (DKMS cycle, deb + lintian + dpkg -i, builds
