@@ -30,6 +30,7 @@ def test_red_over_droptail_of_chans_tables():
     assert set(r) == {"SSR", "RBP", "CWV", "Cocktail"}
     assert round(r["SSR"]["high"], 2) == 0.87
     assert all(r[p]["high"] < 1 for p in r)
+    assert restart.red_faster(published.chan()) == (41, 48)
 
 
 def _rows(red, droptail):
@@ -48,6 +49,8 @@ def test_red_md_sets_measured_beside_published_and_says_which_way():
     assert "| Chan SSR (ns-2) |" in md
     assert ("cocktail-ssr 1.50 against Chan's SSR 0.87 (RED slower here, "
             "faster in Chan's)") in md
+    assert "at 150–300 ms in 0 of 2 cells" in md and "Chan's tables, " \
+        "in 41 of 48." in md
     # rows of another profile only: no section
     assert restart.red_md(_rows({"x": 1.0}, {"x": 1.0}), "modern50m") == []
 
