@@ -91,6 +91,16 @@ def test_chunked_server_writes_like_apache():
     assert s.sent == [9000]
 
 
+def test_apache_header_leaves_the_papers_13_byte_final_write():
+    assert len(phttp.header(3883)) == 198
+    h = phttp.header(3883, phttp.APACHE_HEADER)
+    assert len(h) == 226 and h.endswith(b"\r\n\r\n")
+    assert b"Content-Length: 3883\r\n" in h
+    s = Sock()
+    phttp._write(s, h + b"d" * 3883, phttp.CHUNKED["phttp-4k-together"])
+    assert s.sent == [4096, 13]
+
+
 def seg(ts, src, seq, plen, ack=1, flags=ACK, cport=40000):
     p = Pkt()
     p.ts, p.src, p.ipver, p.win, p.opts = ts, src, 4, 1000, None
