@@ -3,14 +3,21 @@ documents (6,651, 3,883 and 1,866 B) over a 10 Mbit/s link with under 1 ms
 RTT and over a 90 ms RTT link; HTTP/1.0 (a connection per document) vs
 persistent connections; server variants: headers written separately with
 Nagle on (the short-initial-segment and odd-final-segment stalls),
-headers with the body, headers separately with Nagle off; IW 1, 2, 4, 10
-through the module.  Mean, standard deviation, relative sd and 95% CI as
-the paper reports them, and a sequence plot of one retrieval from the
-capture (like its figures 1 and 3).
+headers with the body, headers separately with Nagle off, headers with
+the body and Nagle off (the paper's "both fixes"); the same server writing
+in 4 KB pieces as Apache 1.1 did (headers flushed separately, or with the
+body); IW 1, 2, 4, 10 through the module.  Mean, standard deviation,
+relative sd and 95% CI as the paper reports them, each of the paper's rows
+beside the variants that reproduce it, and from a capture of one
+retrieval per variant of the paper (Linux default) the server's waits
+inside each response and the client ACK that ended each (`capture-LINK.txt`
+lists the segments), with a sequence plot of the unfixed server (like the
+paper's figures 1 and 3).
 
 Servers: the bench's own for the variants the paper describes (an
-HTTP/1.x-shaped responder: a ~230-byte header block, Content-Length,
-Connection: keep-alive), and Debian's nginx as the modern reference rows
+HTTP/1.x-shaped responder: a 198-byte header block, 226 bytes as
+Apache's for the 4 KB writers; Content-Length, Connection: keep-alive),
+and Debian's nginx as the modern reference rows
 (bench/lib/nginx.py: keep-alive, the three documents as static files,
 `sendfile on`, `tcp_nodelay on`, a foreground process in the server
 namespace): persistent connections under linux-default and cocktail-auto,
@@ -25,8 +32,9 @@ import time
 
 from bench.lib import nginx, plot, policies, published, stats, table
 from cocktail_lab import proc, traffic
-from cocktail_lab.capture import Capture, data_segments, read_pcap
-from cocktail_lab.topo import REPO, Topo
+from cocktail_lab.capture import (ACK, FIN, PSH, RST, SYN, Capture,
+                                   data_segments, read_pcap)
+from cocktail_lab.topo import Topo
 
 DOCS = [6651, 3883, 1866]
 PORT = 5004
@@ -42,6 +50,9 @@ VARIANTS = [
     ("phttp-split-nagle", True, True, True, "linux-default", None),
     ("phttp-together", True, False, True, "linux-default", None),
     ("phttp-split-nodelay", True, True, False, "linux-default", None),
+    ("phttp-together-nodelay", True, False, False, "linux-default", None),
+    ("phttp-4k-split-nagle", True, True, True, "linux-default", None),
+    ("phttp-4k-together", True, False, True, "linux-default", None),
     ("phttp-together", True, False, True, "cubic-nossai", None),
     ("phttp-together", True, False, True, "bbr", None),
     ("phttp-together", True, False, True, "reno-ssr", None),
@@ -52,19 +63,62 @@ VARIANTS = [
     ("nginx-keepalive", True, None, None, "cocktail-auto", None),
     ("nginx-http1.0", False, None, None, "linux-default", None),
 ]
+# servers that write a response in pieces of this many bytes, as Apache
+# 1.1 flushed its 4 KB output buffer (the paper's odd/short-final-segment
+# problem needs a short write behind unacknowledged data); the others
+# write the body (or headers and body) in one call
+CHUNKED = {"phttp-4k-split-nagle": 4096, "phttp-4k-together": 4096}
+# those servers' header block: 226 bytes, Apache's in the paper's figure 2
+# trace (segment 1:227); with 4 KB writes it leaves the 3,883-byte
+# document a final write of 13 bytes, the paper's figure 4 (10772:10785)
+APACHE_HEADER = 226
+# the paper's table 1 rows and the variants (server, policy) that stand for
+# each: the bench's server writing a response at once, then as Apache did
+TABLE1 = [
+    ("HTTP 1.1b4", ["http1.0 linux-default"]),
+    ("P-HTTP 1.1b4", ["phttp-4k-split-nagle linux-default",
+                      "phttp-split-nagle linux-default"]),
+    ("P-HTTP 1.1b4 (w/first fix)", ["phttp-4k-together linux-default",
+                                    "phttp-together linux-default"]),
+    ("P-HTTP 1.1b4 (w/both fixes)", ["phttp-together-nodelay linux-default"]),
+]
+# the linux-default variants whose one retrieval is captured and analysed
+CAPTURED = ("http1.0", "phttp-split-nagle", "phttp-together",
+            "phttp-split-nodelay", "phttp-together-nodelay",
+            "phttp-4k-split-nagle", "phttp-4k-together")
+# a gap between two data segments of one response longer than this is a
+# wait (the server's own pace between back-to-back segments is far below)
+WAIT_S = 0.005
 FULL = dict(links=["lan", "wan90"], n=100)
 QUICK = dict(links=["lan"], n=10)
 
 
-def header(n):
+def header(n, size=None):
+    """The response header for a body of N bytes; with SIZE, padded to
+    exactly SIZE bytes (an X-Pad line)."""
     h = ("HTTP/1.1 200 OK\r\nDate: Sat, 01 Jun 1996 12:00:00 GMT\r\n"
          "Server: bench-phttp/1.0\r\nLast-Modified: Wed, 01 May 1996 "
          "12:00:00 GMT\r\nContent-Type: text/html\r\nConnection: "
-         "keep-alive\r\nContent-Length: %d\r\n\r\n" % n)
-    return h.encode()
+         "keep-alive\r\nContent-Length: %d\r\n" % n)
+    if size is not None:
+        pad = size - len(h) - len("X-Pad: \r\n\r\n")
+        if pad < 0:
+            raise ValueError("header of %d bytes cannot be %d" % (
+                len(h) + 2, size))
+        h += "X-Pad: %s\r\n" % ("x" * pad)
+    return (h + "\r\n").encode()
 
 
-def _handler(persistent, split):
+def _write(c, data, chunk):
+    """DATA on C in one call, or in pieces of CHUNK bytes."""
+    if not chunk:
+        c.sendall(data)
+        return
+    for i in range(0, len(data), chunk):
+        c.sendall(data[i:i + chunk])
+
+
+def _handler(persistent, split, chunk=None, head=None):
     def handle(c):
         buf = b""
         while True:
@@ -76,10 +130,10 @@ def _handler(persistent, split):
             req, buf = buf.split(b"\r\n\r\n", 1)
             n = DOCS[int(req.split()[1].lstrip(b"/"))]
             if split:
-                c.sendall(header(n))
-                c.sendall(b"d" * n)
+                c.sendall(header(n, head))
+                _write(c, b"d" * n, chunk)
             else:
-                c.sendall(header(n) + b"d" * n)
+                _write(c, header(n, head) + b"d" * n, chunk)
             if not persistent:
                 return
     return handle
@@ -185,19 +239,23 @@ def _variant(ctx, topo, lst, link, variant):
                                                            pol.cc))
         else:
             srv = threading.Thread(target=traffic.serve, args=(
-                lst, pol.cc, _handler(pers, split), stop, nagle),
+                lst, pol.cc, _handler(pers, split, CHUNKED.get(name),
+                                      APACHE_HEADER if name in CHUNKED
+                                      else None), stop, nagle),
                 daemon=True)
             srv.start()
         port = NGINX_PORT if is_nginx else PORT
-        if name == "phttp-split-nagle" and pname == "linux-default":
-            pcap = REPO / "build" / "bench" / ("phttp-%s.pcap" % link)
+        if name in CAPTURED and pname == "linux-default":
+            # kept with the results: the report reads the waits from it
+            pcap = ctx.outdir / ("capture-%s-%s.pcap" % (link, name))
             with Capture(topo.capture_ns, topo.capture_dev, pcap,
                          "tcp port %d" % PORT):
                 t = proc.NsThread(topo.client, _retrieve, topo.server_addr,
                                   pers, 1)
                 t.start()
                 t.join_result(120)
-            _seqplot(ctx, pcap, topo.server_addr, link)
+            if name == "phttp-split-nagle":
+                _seqplot(ctx, pcap, topo.server_addr, link)
         t = proc.NsThread(topo.client, _retrieve, topo.server_addr, pers,
                           ctx.reps, port)
         t.start()
@@ -213,6 +271,138 @@ def _variant(ctx, topo, lst, link, variant):
         stop.set()
         if srv is not None:
             srv.join(5)
+
+
+def listing(pkts, port):
+    """A capture as text, one line per segment (tcpdump-like): ms since
+    the first packet, who sent it (the server is the side on PORT; the
+    client's port names the connection), flags, sequence numbers and ACK
+    relative to each side's SYN."""
+    if not pkts:
+        return "(no packets)\n"
+    t0 = pkts[0].ts
+    base = {}
+    out = []
+    for p in pkts:
+        srv = p.sport == port
+        conn = p.dport if srv else p.sport
+        b = base.setdefault((conn, srv), p.seq)
+        bo = base.get((conn, not srv))
+        flags = "".join(c for c, f in (("S", SYN), ("F", FIN), ("R", RST),
+                                       ("P", PSH)) if p.flags & f) or "."
+        seq = (p.seq - b) & 0xFFFFFFFF
+        ack = (" ack %d" % ((p.ack - bo) & 0xFFFFFFFF)
+               if p.flags & ACK and bo is not None else "")
+        out.append("%10.3f ms  %s %5d  %-3s %d:%d(%d)%s" % (
+            (p.ts - t0) * 1000, "server>" if srv else "client>", conn,
+            flags, seq, seq + p.plen, p.plen, ack))
+    return "\n".join(out) + "\n"
+
+
+def waits(pkts, port, wait_s=WAIT_S):
+    """The server's waits inside each response of a capture: a list, one
+    dict per response (the server's data between a request and the
+    next), with doc (0, 1, 2, the order of DOCS), ms (request seen to the
+    response's last segment), segs, and for its longest gap between two
+    data segments when above WAIT_S: wait_ms, held (bytes of the segment
+    that waited) and ack_ms, how long after the data it acknowledged the
+    client's ACK that came just before the held segment was sent (None
+    when no ACK came: not an ACK that released it)."""
+    reqs = [i for i, p in enumerate(pkts) if p.dport == port and p.plen]
+    out = []
+    for n, i in enumerate(reqs):
+        end = reqs[n + 1] if n + 1 < len(reqs) else len(pkts)
+        conn = pkts[i].sport
+        mine = [p for p in pkts[i:end] if conn in (p.sport, p.dport)]
+        data = [p for p in mine if p.sport == port and p.plen]
+        r = {"doc": n % len(DOCS), "segs": len(data), "ms": None,
+             "wait_ms": None, "held": None, "ack_ms": None}
+        out.append(r)
+        if not data:
+            continue
+        r["ms"] = (data[-1].ts - pkts[i].ts) * 1000
+        gaps = [(b.ts - a.ts, a, b) for a, b in zip(data, data[1:])]
+        if not gaps or max(g[0] for g in gaps) <= wait_s:
+            continue
+        gap, a, b = max(gaps, key=lambda g: g[0])
+        r["wait_ms"], r["held"] = gap * 1000, b.plen
+        acks = [p for p in mine if p.dport == port and p.flags & ACK
+                and not p.plen and a.ts <= p.ts <= b.ts]
+        if acks:
+            ack = acks[-1]
+            # the data segment this ACK acknowledges last (its end)
+            sent = [p for p in pkts[:pkts.index(ack)]
+                    if p.sport == port and p.dport == conn and p.plen
+                    and p.end == ack.ack]
+            if sent:
+                r["ack_ms"] = (ack.ts - sent[-1].ts) * 1000
+    return out
+
+
+def _waits_md(outdir):
+    """Markdown: the waits of every capture kept in OUTDIR, and the
+    listing of each capture in capture-LINK.txt beside it."""
+    pcaps = sorted(outdir.glob("capture-*.pcap"))
+    if not pcaps:
+        return []
+    md = ["\n## Waits inside a response, from the capture of one retrieval "
+          "(Linux default)\n\nPer document (6,651 / 3,883 / 1,866 B): ms "
+          "from the request to the response's last segment, seen at the "
+          "router beside the server; then the longest gap between two of "
+          "the server's data segments if above %d ms: its length, the "
+          "bytes of the segment that waited, and how long after the data "
+          "it acknowledged the client sent the ACK that came just before "
+          "(one RTT plus the client's ACK delay; `none`: no ACK came). "
+          "Every segment: `capture-LINK.txt`.\n\n| link | variant | doc 1 "
+          "| doc 2 | doc 3 |\n|---|---|---|---|---|\n" % (WAIT_S * 1000)]
+    listings = {}
+    for pcap in pcaps:
+        link, name = pcap.stem[len("capture-"):].split("-", 1)
+        pkts = read_pcap(str(pcap))
+        listings.setdefault(link, []).append(
+            "## %s linux-default (%s)\n%s" % (name, link,
+                                              listing(pkts, PORT)))
+        cols = []
+        for r in waits(pkts, PORT):
+            if r["ms"] is None:
+                cols.append("no data")
+                continue
+            c = "%.1f ms" % r["ms"]
+            if r["wait_ms"] is not None:
+                c += ", wait %.1f ms (%d B held), ACK %s" % (
+                    r["wait_ms"], r["held"], "none" if r["ack_ms"] is None
+                    else "%.1f ms after its data" % r["ack_ms"])
+            cols.append(c)
+        md.append("| %s | %s | %s |\n" % (link, name, " | ".join(cols)))
+    for link, parts in listings.items():
+        (outdir / ("capture-%s.txt" % link)).write_text(
+            "# one retrieval per variant, seen at the router beside the "
+            "server; ms since the first packet\n\n" + "\n".join(parts))
+    return md
+
+
+def _table1_md(groups):
+    """Markdown: each row of the paper's table 1 beside the variants that
+    stand for it, per link (GROUPS: {link: {variant: [ms]}})."""
+    pub = {p["server"]: p for p in published.load(
+        "heidemann1997_table1.csv")}
+    links = list(groups)
+    md = ["\n## The paper's table 1 against the variants\n\nThe "
+          "paper's rows (SunOS 4.1.3, Apache 1.1b4, LAN) beside the "
+          "variants that stand for them: the bench's server writing a "
+          "response at once and, where the paper's problem depends on it, "
+          "writing 4 KB pieces as Apache did. Mean ms per retrieval.\n\n"
+          "| paper's row | published ms | variant | %s |\n|---|---|---|%s\n"
+          % (" | ".join(links), "---|" * len(links))]
+    for row, variants in TABLE1:
+        p = pub.get(row)
+        for v in variants:
+            means = [groups[ln].get(v) for ln in links]
+            md.append("| %s | %s | %s | %s |\n" % (
+                row, p["mean_ms"] if p else "n/a", v, " | ".join(
+                    table.fmt(stats.mean(m)) if m else "not measured"
+                    for m in means)))
+    return md
 
 
 def _seqplot(ctx, pcap, server, link):
@@ -283,6 +473,8 @@ def report(ctx, rows):
         md.append("\nFailed runs:\n\n")
         md += ["- %s %s: %s\n" % (r["link"], r["variant"], r["error"])
                for r in errs]
+    md += _table1_md(groups)
+    md += _waits_md(ctx.outdir)
     (ctx.outdir / "table.md").write_text("".join(md))
     for link, g in groups.items():
         plot.bars(ctx.outdir / ("phttp-%s.png" % link),

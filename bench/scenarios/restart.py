@@ -699,6 +699,126 @@ def _queue_vs_auto_md(rows):
     return md
 
 
+# Chan's restart policies and the bench policies that run the same restart
+CHAN_POLICIES = (("SSR", "cocktail-ssr"), ("RBP", "cocktail-pace"),
+                 ("CWV", "cocktail-decay"))
+# Chan's "high RTT": one-way delays of 150-300 ms (dissertation section 3.3)
+HIGH_DELAYS = (150, 200, 300)
+
+
+def red_over_droptail(medians, delays=HIGH_DELAYS):
+    """RED's burst time over drop-tail's, from MEDIANS, {(queue, burst,
+    delay_ms, policy): seconds} (a cell's median; published.chan() has
+    this shape): {policy: {delay: ratio, ..., "high": ratio}}, a delay's
+    ratio the median over bursts of RED / drop-tail in the same (burst,
+    delay, policy), "high" the median over every burst and delay in
+    DELAYS.  Cells with one queue only are left out."""
+    acc = {}
+    for (q, b, d, pol), red in medians.items():
+        if q != "red" or red is None:
+            continue
+        dt = medians.get(("droptail", b, d, pol))
+        if not dt:
+            continue
+        acc.setdefault(pol, {}).setdefault(d, []).append(red / dt)
+    out = {}
+    for pol, byd in acc.items():
+        out[pol] = {d: stats.median(v) for d, v in sorted(byd.items())}
+        high = [x for d, v in byd.items() if d in delays for x in v]
+        out[pol]["high"] = stats.median(high) if high else None
+    return out
+
+
+def red_faster(medians, delays=HIGH_DELAYS):
+    """(cells where RED's time is below drop-tail's, cells with both) over
+    every (burst, delay in DELAYS, policy) of MEDIANS (as
+    red_over_droptail's)."""
+    pairs = [(red, medians.get(("droptail", b, d, pol)))
+             for (q, b, d, pol), red in medians.items()
+             if q == "red" and d in delays and red is not None]
+    pairs = [(a, b) for a, b in pairs if b]
+    return sum(a < b for a, b in pairs), len(pairs)
+
+
+def _medians(rows, value="seconds"):
+    """{(queue, burst, delay_ms, policy): median VALUE} over ROWS (one
+    profile)."""
+    cs = table.cells(rows, ["queue", "burst"], "delay_ms", value=value)
+    return {(g[0], g[1], d, pol): c["median"]
+            for (g, d, pol), c in cs.items()}
+
+
+def _high(medians, queue, pol, delays=HIGH_DELAYS):
+    """The median over the cells at DELAYS of QUEUE and POL in MEDIANS."""
+    v = [x for (q, _, d, p), x in medians.items()
+         if q == queue and p == pol and d in delays and x is not None]
+    return stats.median(v) if v else None
+
+
+def red_md(rows, profile="chan2m"):
+    """Markdown: RED against drop-tail per policy and one-way delay in
+    PROFILE's UDP rows, beside Chan's ns-2 tables, with the burst
+    retransmissions and bottleneck drops at high RTT."""
+    mine = [r for r in rows if r.get("profile") == profile
+            and r.get("seconds") is not None]
+    meas = _medians(mine)
+    ours = red_over_droptail(meas)
+    if not ours:
+        return []
+    chan = red_over_droptail(published.chan())
+    rtx = _medians(mine, "burst_retrans")
+    drops = _medians(mine, "bottleneck_drops")
+    delays = sorted({d for v in ours.values() for d in v if d != "high"})
+    hi = "%d–%d ms" % (HIGH_DELAYS[0], HIGH_DELAYS[-1])
+    md = ["\n## RED against drop-tail, by one-way delay (%s)\n\n"
+          "Chan (section 3.3): \"When RED is used, overall transmission "
+          "time is reduced irrespective of which proposed solution is "
+          "used\", most at high RTT. Each entry: the median over bursts "
+          "of RED's median time / drop-tail's in the same (burst, delay); "
+          "%s: the median over every burst and delay from %d ms up. "
+          "Burst retransmissions and bottleneck drops (the UDP's and the "
+          "connection's, over the idle period and the burst) at %s: the "
+          "median of the cell medians, drop-tail → RED. Chan's rows are "
+          "his ns-2 tables 3.1–3.4 and 5.1–5.4.\n\n| policy | %s | %s "
+          "| rtx %s | drops %s |\n|---|%s---|---|---|\n" % (
+              profile, hi, HIGH_DELAYS[0], hi, " | ".join(
+                  "%d ms" % d for d in delays), hi, hi, hi,
+              "---|" * len(delays))]
+
+    def line(name, v, extra):
+        return "| %s | %s | %s | %s |\n" % (name, " | ".join(
+            "%.2f" % v[d] if v.get(d) is not None else ""
+            for d in delays), "%.2f" % v["high"] if
+            v.get("high") is not None else "n/a", extra)
+    for pol in sorted(ours, key=lambda p: ([n for _, n in CHAN_POLICIES] +
+                                           sorted(ours)).index(p)):
+        md.append(line(pol, ours[pol], "%s → %s | %s → %s" % tuple(
+            "%g" % x if x is not None else "n/a"
+            for x in (_high(m, q, pol) for m in (rtx, drops)
+                      for q in ("droptail", "red")))))
+    for name, _ in CHAN_POLICIES + (("Cocktail", None),):
+        if name in chan:
+            md.append(line("Chan %s (ns-2)" % name, chan[name], " | "))
+    verdicts = []
+    for name, pol in CHAN_POLICIES:
+        a, b = ours.get(pol, {}).get("high"), chan.get(name, {}).get("high")
+        if a is None or b is None:
+            continue
+        verdicts.append("%s %.2f against Chan's %s %.2f (%s)" % (
+            pol, a, name, b, "RED faster in both" if a < 1 and b < 1 else
+            "RED slower in both" if a >= 1 and b >= 1 else
+            "RED slower here, faster in Chan's" if a >= 1 else
+            "RED faster here, slower in Chan's"))
+    if verdicts:
+        md.append("\nRED / drop-tail at %s: %s.\n" % (hi, "; ".join(
+            verdicts)))
+    (a, n), (b, m) = red_faster(meas), red_faster(published.chan())
+    md.append("\nRED faster than drop-tail at %s in %d of %d cells (every "
+              "policy, burst and delay) here; in Chan's tables, in %d of "
+              "%d.\n" % (hi, a, n, b, m))
+    return md
+
+
 def cross_of(r):
     """A row's cross traffic; rows from before the `cross` column ran
     with the UDP sources."""
@@ -752,7 +872,11 @@ def report(ctx, rows):
     md += _crossover_md(rows)
     md += _rules_md(rows, names)
     md += _queue_vs_auto_md(rows)
+    red = red_md(rows)
+    md += red
     (ctx.outdir / "table.md").write_text("".join(md))
+    if red:
+        print("".join(red).strip("\n"))
     pub = published.chan()
     for prof, q, b in sorted({(r["profile"], r["queue"], int(r["burst"]))
                               for r in rows}):
