@@ -681,7 +681,7 @@ enum cp_growth {
  * bits; C (2^21 ms)^3 is 3.7 * 10^9 segments, beyond any window, so the
  * bound changes no target (targets are clamped to 1.5 cwnd anyway).
  */
-#define CP_CUBIC_MAX_DT_MS	(1 << 21)
+#define CP_CUBIC_MAX_DT_MS	2097152	/* 2^21 */
 
 /*
  * Integer cube root, rounded down: one result bit per 3 bits of @x from
