@@ -296,7 +296,7 @@
  *      decays; below that (non-validated period) cwnd neither grows nor
  *      decays, and after 5 minutes in it cwnd = max(cwnd / 2,
  *      min(IW, cwnd)), ssthresh = max(ssthresh, 3/4 cwnd).  Loss response
- *      stays Reno
+ *      stays the growth's (Reno's or CUBIC's)
  * Decays happen only in CA_Open and not while the send buffer is full
  * (then the sender, not the application, is the limit).  The kernel has
  * its own RFC 2861 decay in tcp_cwnd_validate(), which runs only when
