@@ -252,7 +252,8 @@ def test_invalid_sysfs_writes_fail_and_keep_old_value(fresh):
     olds = {"iw": "rfc3390", "restart": "decay", "auto_rtt_us": "123456",
             "queue_pct": "333", "cwv": "2", "pace_iw": "1",
             "pace_rate": "delivery", "ssthresh_est": "0",
-            "check_rtt_pct": "200", "check_rate_pct": "50"}
+            "check_rtt_pct": "200", "check_rate_pct": "50",
+            "growth": "cubic"}
     for name, value in olds.items():
         assert write_param(MOD, name, value) == 0
     for name, bad in INVALID.items():

@@ -866,10 +866,10 @@ class Poll(threading.Thread):
         super().__init__(daemon=True)
         self.sock, self.period = sock, period
         self.rows = []
-        self._stop = threading.Event()
+        self._halt = threading.Event()
 
     def run(self):
-        while not self._stop.is_set():
+        while not self._halt.is_set():
             try:
                 i = tcpinfo.info(self.sock)
             except OSError:
@@ -880,7 +880,7 @@ class Poll(threading.Thread):
             time.sleep(self.period)
 
     def stop(self):
-        self._stop.set()
+        self._halt.set()
         self.join(10)
 
 
