@@ -59,7 +59,8 @@ typedef struct cocktail_bpf__bss bss_t;
 
 /*
  * The restart policies of the BPF build: the module's up to queue.
- * measure (and its parameters) exist only in the module so far.
+ * measure (and its parameters) exist only in the module so far, and so
+ * does growth=cubic: the BPF build grows as the module's growth=reno.
  */
 #define BPF_NR_POLICIES	(CP_QUEUE + 1)
 
@@ -454,6 +455,23 @@ static int cmd_get(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * growth: the BPF build grows as NewReno, so growth=reno is taken (there
+ * is nothing to write) and growth=cubic refused; true when NAME is growth.
+ */
+static bool growth_param(const char *name, size_t len, const char *val)
+{
+	if (len != strlen("growth") || strncmp(name, "growth", len))
+		return false;
+	if (streq_nl(val, "reno"))
+		return true;
+	if (streq_nl(val, "cubic"))
+		die("growth: cubic is not in the BPF build (it grows as reno), only in the module; nothing changed");
+	die("growth: invalid value \"%s\": %s (reno; cubic in the module only); nothing changed",
+	    val, strerror(EINVAL));
+	return true;
+}
+
 static int cmd_set(int argc, char **argv)
 {
 	params_t v;
@@ -474,6 +492,8 @@ static int cmd_set(int argc, char **argv)
 
 		if (!eq)
 			die("%s: expected NAME=VALUE", argv[i]);
+		if (growth_param(argv[i], eq - argv[i], eq + 1))
+			continue;
 		p = find_param(argv[i], eq - argv[i]);
 		for (j = 0; !p && j < sizeof(module_only) / sizeof(module_only[0]); j++)
 			if (strlen(module_only[j]) == (size_t)(eq - argv[i]) &&

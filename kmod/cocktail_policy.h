@@ -641,6 +641,382 @@ static inline bool cp_train_plausible(u64 rate, u32 span_us, u64 bw,
 }
 
 /*
+ * ---- Growth: CUBIC (RFC 9438) with HyStart++ (RFC 9406) ------------
+ *
+ * growth=cubic replaces NewReno's window growth and loss response.  All
+ * of CUBIC's arithmetic is here in integers: windows in segments (W
+ * values in fixed point, 2^-CP_CUBIC_SHIFT segment), times in
+ * milliseconds (the caller's clock, a free-running 32-bit count), RTTs
+ * in microseconds.
+ */
+enum cp_growth {
+	CP_GROWTH_RENO,		/* NewReno: the kernel's Reno helpers */
+	CP_GROWTH_CUBIC,	/* RFC 9438 + HyStart++ (RFC 9406) */
+	CP_NR_GROWTHS
+};
+
+/*
+ * RFC 9438's constants, as exact fractions.  beta_cubic = 0.7 is the
+ * window kept on a congestion event; alpha_cubic = 3(1 - beta)/(1 + beta)
+ * = 0.9/1.7 = 9/17 exactly is the Reno-friendly additive increase per
+ * RTT that gives CUBIC's AIMD(alpha, beta) Reno's (1, 0.5) average rate;
+ * fast convergence releases bandwidth with W_max = cwnd (1 + beta) / 2 =
+ * 17/20 cwnd.  C = 0.4 segments/s^3 is the RFC's aggressiveness; with t
+ * in ms, C t^3 = t^3 * 2 / (5 * 10^9), and in 2^-10 segments that is
+ * t^3 * 4 / 5^10 (5 * 10^9 = 5^10 * 2^9).
+ */
+#define CP_CUBIC_BETA_NUM	7U
+#define CP_CUBIC_BETA_DEN	10U
+#define CP_CUBIC_ALPHA_NUM	9U
+#define CP_CUBIC_ALPHA_DEN	17U
+#define CP_CUBIC_FC_NUM		17U
+#define CP_CUBIC_FC_DEN		20U
+#define CP_CUBIC_SHIFT		10
+#define CP_CUBIC_C_FP_NUM	4U
+#define CP_CUBIC_C_FP_DEN	9765625U	/* 5^10 */
+/* K = cbrt((W_max - cwnd_epoch) / C) s = cbrt(diff * 2.5 * 10^9) ms */
+#define CP_CUBIC_K_SCALE	2500000000ULL
+/*
+ * |t - K| is bounded to 2^21 ms (35 minutes) so that its cube fits 64
+ * bits; C (2^21 ms)^3 is 3.7 * 10^9 segments, beyond any window, so the
+ * bound changes no target (targets are clamped to 1.5 cwnd anyway).
+ */
+#define CP_CUBIC_MAX_DT_MS	2097152	/* 2^21 */
+
+/*
+ * Integer cube root, rounded down: one result bit per 3 bits of @x from
+ * the top, the digit-by-digit method (22 steps, no division).
+ */
+static inline u32 cp_cbrt(u64 x)
+{
+	u64 y = 0, b;
+	int s;
+
+	for (s = 63; s >= 0; s -= 3) {
+		y <<= 1;
+		b = 3 * y * (y + 1) + 1;
+		if ((x >> s) >= b) {
+			x -= b << s;
+			y++;
+		}
+	}
+	return (u32)y;
+}
+
+/*
+ * K in ms: the time the window function takes from @cwnd_epoch back to
+ * @w_max, cbrt((W_max - cwnd_epoch) / C) (RFC 9438 figure 2); 0 when the
+ * epoch starts at or above W_max.  diff * 2.5e9 < 2^32 * 2.5e9 fits 64
+ * bits.
+ */
+static inline u32 cp_cubic_k_ms(u32 w_max, u32 cwnd_epoch)
+{
+	if (cwnd_epoch >= w_max)
+		return 0;
+	return cp_cbrt((u64)(w_max - cwnd_epoch) * CP_CUBIC_K_SCALE);
+}
+
+/*
+ * W_cubic(t) = C (t - K)^3 + W_max (RFC 9438 figure 1) in 2^-10
+ * segments, for @dt_ms = t - K (negative in the concave region); 0 when
+ * the curve is below zero.
+ */
+static inline u64 cp_cubic_w(u32 w_max, s32 dt_ms)
+{
+	u64 d = dt_ms < 0 ? -(s64)dt_ms : dt_ms;
+	u64 cube, delta, base = (u64)w_max << CP_CUBIC_SHIFT;
+	u32 r;
+
+	if (d > CP_CUBIC_MAX_DT_MS)
+		d = CP_CUBIC_MAX_DT_MS;
+	cube = d * d * d;
+	delta = cp_div_u64_rem(cube, CP_CUBIC_C_FP_DEN, &r) * CP_CUBIC_C_FP_NUM;
+	delta += (u64)r * CP_CUBIC_C_FP_NUM / CP_CUBIC_C_FP_DEN;
+	if (dt_ms >= 0)
+		return base + delta;
+	return delta < base ? base - delta : 0;
+}
+
+/* RFC 9438 section 4.2: the target is W_cubic(t + RTT) within [cwnd, 1.5 cwnd]. */
+static inline u64 cp_cubic_target(u64 w_fp, u32 cwnd)
+{
+	u64 lo = (u64)cwnd << CP_CUBIC_SHIFT;
+	u64 hi = lo + (lo >> 1);
+
+	return w_fp < lo ? lo : w_fp > hi ? hi : w_fp;
+}
+
+/*
+ * cwnd grows by (target - cwnd) / cwnd per segment ACKed: one segment
+ * per cwnd / (target - cwnd) segments ACKed, the count the kernel's
+ * tcp_cong_avoid_ai() takes.  0: no growth (target = cwnd).  At least 2,
+ * since the target is at most 1.5 cwnd.
+ */
+static inline u32 cp_cubic_cnt(u32 cwnd, u64 target_fp)
+{
+	u64 w = (u64)cwnd << CP_CUBIC_SHIFT;
+	u64 cnt;
+
+	if (target_fp <= w)
+		return 0;
+	cnt = w / (target_fp - w);
+	if (cnt > ~0U)
+		return ~0U;
+	return cnt ? (u32)cnt : 1;
+}
+
+/* ssthresh after a congestion event: beta_cubic cwnd, at least 2 segments. */
+static inline u32 cp_cubic_ssthresh(u32 cwnd)
+{
+	u64 s = (u64)cwnd * CP_CUBIC_BETA_NUM / CP_CUBIC_BETA_DEN;
+
+	return s < CP_SSTHRESH_MIN ? CP_SSTHRESH_MIN : (u32)s;
+}
+
+/*
+ * W_max after a congestion event at @cwnd (RFC 9438 section 4.7): fast
+ * convergence lowers it to cwnd (1 + beta) / 2 when the window did not
+ * get back to the last W_max, a sign that a new flow takes a share.
+ */
+static inline u32 cp_cubic_wmax(u32 cwnd, u32 w_max)
+{
+	if (cwnd < w_max)
+		return (u32)((u64)cwnd * CP_CUBIC_FC_NUM / CP_CUBIC_FC_DEN);
+	return cwnd;
+}
+
+/*
+ * Per-connection CUBIC state.  The Reno-friendly estimate W_est grows by
+ * alpha * acked / cwnd per ACK (RFC 9438 section 4.3); w_est_acc keeps
+ * the fraction exactly, in 1/17 segment-ACKs: alpha = 9/17 adds 9 per
+ * segment ACKed, alpha = 1 adds 17, and every 17 * cwnd of it is one
+ * segment (exact while cwnd < 2^32 / 17, 252 million segments; the send
+ * buffer's 2 GB bound keeps cwnd far below).
+ */
+struct cp_cubic {
+	u32 w_max;	/* segs: W_max, 0 = undefined (no loss yet, or RTO) */
+	u32 cwnd_prior;	/* segs: cwnd when ssthresh was last set */
+	u32 t0_ms;	/* ms: epoch start + K, when W_cubic reaches W_max */
+	u32 w_est;	/* segs: W_est; 0 = no epoch (one starts on next ACK) */
+	u32 w_est_acc;	/* 1/17 segment-ACKs toward W_est's next segment */
+};
+
+/* A congestion event (loss or ECN) at @cwnd: RFC 9438 sections 4.6, 4.7. */
+static inline u32 cp_cubic_loss(struct cp_cubic *c, u32 cwnd)
+{
+	c->w_max = cp_cubic_wmax(cwnd, c->w_max);
+	c->cwnd_prior = cwnd;
+	c->w_est = 0;
+	return cp_cubic_ssthresh(cwnd);
+}
+
+/*
+ * A congestion-avoidance epoch begins at @now_ms with @cwnd (cwnd_epoch).
+ * Without a W_max (no loss yet, after an RTO, after HyStart++) or from a
+ * window at or above it, K = 0 and W_max = cwnd_epoch (RFC 9438 sections
+ * 4.8 and 4.10): the curve starts on its plateau.
+ */
+static inline void cp_cubic_epoch(struct cp_cubic *c, u32 cwnd, u32 now_ms)
+{
+	if (!cwnd)
+		cwnd = 1;
+	if (!c->w_max || cwnd >= c->w_max)
+		c->w_max = cwnd;
+	if (!c->cwnd_prior)
+		c->cwnd_prior = cwnd;
+	c->t0_ms = now_ms + cp_cubic_k_ms(c->w_max, cwnd);
+	c->w_est = cwnd;
+	c->w_est_acc = 0;
+}
+
+/* W_est += alpha * acked / cwnd, alpha = 1 once W_est >= cwnd_prior. */
+static inline void cp_cubic_west(struct cp_cubic *c, u32 acked, u32 cwnd)
+{
+	u32 a = c->w_est >= c->cwnd_prior ? CP_CUBIC_ALPHA_DEN :
+					     CP_CUBIC_ALPHA_NUM;
+	u64 per = (u64)CP_CUBIC_ALPHA_DEN * (cwnd ? cwnd : 1);
+	u64 acc = c->w_est_acc + (u64)a * acked;
+	u32 r;
+	u64 inc = cp_div_u64_rem(acc, (u32)(per > ~0U ? ~0U : per), &r);
+
+	c->w_est_acc = r;
+	inc += c->w_est;
+	c->w_est = inc > ~0U ? ~0U : (u32)inc;
+}
+
+/* Wrap-safe t - K in ms from the epoch's t0, bounded to the window's range. */
+static inline s32 cp_cubic_dt(u32 now_ms, u32 t0_ms)
+{
+	s32 dt = (s32)(now_ms - t0_ms);
+
+	if (dt > CP_CUBIC_MAX_DT_MS)
+		return CP_CUBIC_MAX_DT_MS;
+	if (dt < -CP_CUBIC_MAX_DT_MS)
+		return -CP_CUBIC_MAX_DT_MS;
+	return dt;
+}
+
+/*
+ * One ACK of @acked segments in congestion avoidance at @now_ms, with the
+ * smoothed RTT @rtt_ms (RFC 9438 section 4.2 uses t + RTT for the
+ * target).  Starts an epoch when there is none.  Returns the window the
+ * ACK sets at once: W_est in the Reno-friendly region (W_cubic(t) <
+ * W_est, section 4.3), else @cwnd, with *cnt the segments ACKed per
+ * segment of growth toward the target (0: none; for
+ * tcp_cong_avoid_ai()).
+ */
+static inline u32 cp_cubic_ack(struct cp_cubic *c, u32 cwnd, u32 acked,
+			       u32 now_ms, u32 rtt_ms, u32 *cnt)
+{
+	u64 w_t, target;
+
+	*cnt = 0;
+	if (!c->w_est)
+		cp_cubic_epoch(c, cwnd, now_ms);
+	cp_cubic_west(c, acked, cwnd);
+	w_t = cp_cubic_w(c->w_max, cp_cubic_dt(now_ms, c->t0_ms));
+	if (w_t < (u64)c->w_est << CP_CUBIC_SHIFT)
+		return c->w_est > cwnd ? c->w_est : cwnd;
+	target = cp_cubic_target(cp_cubic_w(c->w_max,
+					    cp_cubic_dt(now_ms + rtt_ms,
+							c->t0_ms)), cwnd);
+	*cnt = cp_cubic_cnt(cwnd, target);
+	return cwnd;
+}
+
+/*
+ * HyStart++ (RFC 9406) ends the initial slow start when the RTT rises:
+ * each round's minimum RTT (of at least N_RTT_SAMPLE samples) is compared
+ * with the previous round's; a rise of RttThresh = clamp(last / 8, 4 ms,
+ * 16 ms) enters Conservative Slow Start (CSS: growth / 4), a minimum back
+ * below CSS's baseline returns to slow start (the rise was a burst, not a
+ * queue), and CSS_ROUNDS rounds of CSS end slow start with ssthresh =
+ * cwnd.  Constants are the RFC's section 4.3 values: 4 ms is more than
+ * the jitter of a LAN or a delayed ACK, 16 ms bounds the queue a long
+ * path must build before it counts, 1/8 of the RTT in between; 8 samples
+ * make a round's minimum; CSS grows at a quarter of slow start's rate for
+ * 5 rounds, long enough to see whether the rise was transient.
+ */
+#define CP_HS_MIN_RTT_THRESH_US	4000U
+#define CP_HS_MAX_RTT_THRESH_US	16000U
+#define CP_HS_MIN_RTT_DIVISOR	8U
+#define CP_HS_N_RTT_SAMPLE	8U
+#define CP_HS_CSS_GROWTH_DIVISOR 4U
+#define CP_HS_CSS_ROUNDS	5U
+/*
+ * L: at most 8 segments of growth per ACK, the RFC's value for a sender
+ * that does not pace (this module paces only restart flights and, with
+ * pace_iw, the initial window: slow start itself is ACK-clocked), so an
+ * ACK that covers many segments (a stretch ACK, the end of a SACK
+ * recovery) cannot release a burst.
+ */
+#define CP_HS_L			8U
+#define CP_RTT_NONE		(~0U)	/* no RTT sample: the RFC's infinity */
+
+/* What an ACK did to HyStart++. */
+enum cp_hs_event {
+	CP_HS_NONE,	/* nothing changed */
+	CP_HS_CSS,	/* the RTT rose: slow start -> CSS */
+	CP_HS_RESUME,	/* the RTT fell back: CSS -> slow start */
+	CP_HS_EXIT,	/* CSS_ROUNDS rounds of CSS: ssthresh = cwnd */
+};
+
+struct cp_hystart {
+	u32 cur_min_us;		/* us: this round's min RTT, CP_RTT_NONE */
+	u32 last_min_us;	/* us: the previous round's */
+	u32 css_base_us;	/* us: cssBaselineMinRtt, CP_RTT_NONE */
+	u8 samples;		/* RTT samples this round, 0..N_RTT_SAMPLE */
+	u8 css;			/* 1: in CSS */
+	u8 css_rounds;		/* rounds ended in CSS, 0..CSS_ROUNDS */
+	u8 css_acc;		/* segs ACKed in CSS not yet grown, 0..3 */
+};
+
+static inline void cp_hystart_init(struct cp_hystart *h)
+{
+	h->cur_min_us = CP_RTT_NONE;
+	h->last_min_us = CP_RTT_NONE;
+	h->css_base_us = CP_RTT_NONE;
+	h->samples = 0;
+	h->css = 0;
+	h->css_rounds = 0;
+	h->css_acc = 0;
+}
+
+/* RttThresh = max(4 ms, min(lastRoundMinRTT / 8, 16 ms)). */
+static inline u32 cp_hystart_thresh_us(u32 last_min_us)
+{
+	u32 t = last_min_us / CP_HS_MIN_RTT_DIVISOR;
+
+	return cp_max(CP_HS_MIN_RTT_THRESH_US,
+		      cp_min(t, CP_HS_MAX_RTT_THRESH_US));
+}
+
+/*
+ * A round ended (the caller counts rounds: an ACK past the snd_nxt of the
+ * round's start).  The round that entered CSS is the first of its
+ * CSS_ROUNDS: the fifth round end after entering leaves slow start.
+ */
+static inline enum cp_hs_event cp_hystart_round(struct cp_hystart *h)
+{
+	h->last_min_us = h->cur_min_us;
+	h->cur_min_us = CP_RTT_NONE;
+	h->samples = 0;
+	if (!h->css)
+		return CP_HS_NONE;
+	if (++h->css_rounds < CP_HS_CSS_ROUNDS)
+		return CP_HS_NONE;
+	h->css = 0;
+	return CP_HS_EXIT;
+}
+
+/* One RTT sample (@rtt_us > 0) of an ACK during the initial slow start. */
+static inline enum cp_hs_event cp_hystart_rtt(struct cp_hystart *h,
+					      u32 rtt_us)
+{
+	if (!rtt_us)
+		return CP_HS_NONE;
+	if (rtt_us < h->cur_min_us)
+		h->cur_min_us = rtt_us;
+	if (h->samples < CP_HS_N_RTT_SAMPLE)
+		h->samples++;
+	if (h->samples < CP_HS_N_RTT_SAMPLE)
+		return CP_HS_NONE;
+	if (h->css) {
+		if (h->cur_min_us >= h->css_base_us)
+			return CP_HS_NONE;
+		h->css = 0;
+		h->css_base_us = CP_RTT_NONE;
+		return CP_HS_RESUME;
+	}
+	if (h->last_min_us == CP_RTT_NONE || h->cur_min_us == CP_RTT_NONE)
+		return CP_HS_NONE;
+	if ((u64)h->cur_min_us < (u64)h->last_min_us +
+				 cp_hystart_thresh_us(h->last_min_us))
+		return CP_HS_NONE;
+	h->css = 1;
+	h->css_base_us = h->cur_min_us;
+	h->css_rounds = 0;
+	h->css_acc = 0;
+	return CP_HS_CSS;
+}
+
+/*
+ * Segments of growth for an ACK of @acked segments in the initial slow
+ * start: min(acked, L), divided by CSS_GROWTH_DIVISOR in CSS (the
+ * remainder carried to the next ACK, so four single-segment ACKs grow
+ * one segment).
+ */
+static inline u32 cp_hystart_grow(struct cp_hystart *h, u32 acked)
+{
+	u32 n = cp_min(acked, CP_HS_L) + (h->css ? h->css_acc : 0);
+
+	if (!h->css)
+		return n;
+	h->css_acc = n % CP_HS_CSS_GROWTH_DIVISOR;
+	return n / CP_HS_CSS_GROWTH_DIVISOR;
+}
+
+/*
  * Idle periods are counted in a coarse histogram of whole RTOs, buckets
  * [1, 2), [2, 4), [4, 8), [8, 16), [16, 32) and [32, inf) RTOs: whether
  * restarts follow a pause just past the RTO (pipelined requests, a slow

@@ -14,12 +14,14 @@
  * proposed a hybrid: slow-start restart on short paths, RBP on long ones.
  * This module implements each of them behind one parameter.
  *
- * Growth and loss recovery are NewReno (tcp_slow_start, tcp_cong_avoid_ai,
- * tcp_reno_ssthresh, tcp_reno_undo_cwnd, and the kernel's PRR).  The
- * module uses the classic hooks, not .cong_control, because PRR
- * (tcp_cwnd_reduction) is not exported.  On top of NewReno it sets the
- * initial window, decides the restart after idle, and validates the window
- * while the application does not use it.
+ * Window growth is a parameter (see "Growth" below): NewReno
+ * (tcp_slow_start, tcp_cong_avoid_ai, tcp_reno_ssthresh,
+ * tcp_reno_undo_cwnd) or CUBIC with HyStart++; loss recovery is the
+ * kernel's PRR either way.  The module uses the classic hooks, not
+ * .cong_control, because PRR (tcp_cwnd_reduction) is not exported.  On
+ * top of the growth it sets the initial window, decides the restart after
+ * idle, and validates the window while the application does not use it:
+ * those work the same under both growths.
  *
  * Units: cwnd, ssthresh and initial windows in segments; rates in bytes
  * per second; idle time and RTO in jiffies; RTTs in microseconds.
@@ -223,6 +225,63 @@
  * loss, or an ssthresh from the route, ends it.  A failed check of a
  * measured restart sets ssthresh the same way, from its ACK rate.
  *
+ * Growth
+ * ------
+ * growth=reno (the default) is NewReno.  growth=cubic is CUBIC as RFC
+ * 9438 specifies it, with HyStart++ (RFC 9406) in the initial slow start;
+ * the arithmetic is in cocktail_policy.h (cp_cubic_*, cp_hystart_*),
+ * host-tested against the RFCs' equations.  The parameter is read at
+ * .init: a connection keeps the growth it started with.
+ *
+ *     initial slow start (HyStart++)              loss / ECN (.ssthresh)
+ *       cwnd += min(acked, L = 8)                   W_max = cwnd, or
+ *         |  a round's min RTT (>= 8 samples)       17/20 cwnd below the
+ *         |  >= last round's + clamp(last / 8,      last W_max (fast
+ *         |  4 ms, 16 ms)                           convergence);
+ *         v                                         ssthresh = 7/10 cwnd
+ *       CSS: cwnd += min(acked, 8) / 4                  |  PRR, recovery
+ *         |  min RTT back below CSS's baseline:         v
+ *         |  slow start again                   congestion avoidance:
+ *         |  5 rounds in CSS: ssthresh = cwnd    an epoch starts on the
+ *         v                                      first ACK, K = cbrt((W_max
+ *     congestion avoidance  <--------------------  - cwnd) / 0.4) s
+ *       W_cubic(t) = 0.4 (t - K)^3 + W_max (segments, t in s since the
+ *       epoch began); target = W_cubic(t + srtt) within [cwnd, 1.5 cwnd];
+ *       cwnd += (target - cwnd) / cwnd per segment ACKed
+ *       (tcp_cong_avoid_ai()); W_est += 9/17 * acked / cwnd (1 once W_est
+ *       reaches the window before the last reduction), and cwnd = W_est
+ *       while W_cubic(t) < W_est (the Reno-friendly region)
+ *
+ * Without a W_max (no loss yet, after HyStart++ or Hoe's estimate ended
+ * slow start, after an RTO) an epoch starts on the plateau: K = 0, W_max
+ * = the window then (RFC 9438 sections 4.8, 4.10).  The constants are
+ * the RFCs' (beta 0.7 and C 0.4 make CUBIC as fair to Reno as AIMD(9/17,
+ * 0.7); the HyStart++ thresholds are explained in cocktail_policy.h).  An
+ * undone reduction (.undo_cwnd) takes W_max back to the window before it.
+ * Time the window is not in use earns no growth: an ACK that may not grow
+ * the window (application-limited under cwv=1/2, a measured flight) ends
+ * the epoch, a restart after idle ends it too (the next starts from the
+ * window the restart policy set), and a pause shorter than the RTO moves
+ * it forward by the pause.  HyStart++ runs in the initial slow start only
+ * (RFC 9406): from .init until a congestion event, congestion avoidance
+ * or its own exit; a restart during it starts its rounds over.
+ *
+ * Hoe's estimate (ssthresh_est, below) and HyStart++ answer the same
+ * question, where slow start should stop, from different evidence: the
+ * ACK spacing of the first round (the bottleneck's rate, before any
+ * queue) and the RTT rise of later rounds (a queue building).  They
+ * compose: both run in the initial slow start, each only ever lowers
+ * ssthresh, and whichever lowers it first ends slow start there (Hoe's
+ * ssthresh when cwnd reaches it; HyStart++'s exit sets ssthresh = cwnd,
+ * below any ssthresh still ahead).  Hoe's estimate acts from the first
+ * round, before HyStart++ has two rounds of RTTs to compare; HyStart++
+ * catches a path whose rate the first train overestimated (a burst
+ * through an idle queue) or that a competitor fills later.
+ *
+ * State: HyStart++'s round minima share their words with CUBIC's W_max
+ * and epoch (struct cocktail): the one lives only before the first
+ * congestion avoidance, the other only after.
+ *
  * Congestion window validation
  * ----------------------------
  * cwv, evaluated on every ACK:
@@ -237,7 +296,7 @@
  *      decays; below that (non-validated period) cwnd neither grows nor
  *      decays, and after 5 minutes in it cwnd = max(cwnd / 2,
  *      min(IW, cwnd)), ssthresh = max(ssthresh, 3/4 cwnd).  Loss response
- *      stays Reno
+ *      stays the growth's (Reno's or CUBIC's)
  * Decays happen only in CA_Open and not while the send buffer is full
  * (then the sender, not the application, is the limit).  The kernel has
  * its own RFC 2861 decay in tcp_cwnd_validate(), which runs only when
@@ -248,7 +307,7 @@
  * (nothing in flight) belong to the restart policy, not to cwv.
  *
  * Parameters are read once per decision, so a change applies to the next
- * connection (iw, pace_iw, ssthresh_est), the next restart (restart,
+ * connection (iw, pace_iw, ssthresh_est, growth), the next restart (restart,
  * auto_rtt_us, queue_pct, pace_rate) or the next ACK (cwv, check_rtt_pct,
  * check_rate_pct).
  */
@@ -313,23 +372,33 @@ enum cocktail_train {
 };
 
 /*
- * Per-connection state, in icsk_ca_priv (104 bytes on 6.1: every field
- * counts).  The snapshot of the kernel's restart and the ACK train share
- * their words: the snapshot lives from CA_EVENT_CWND_RESTART to the
- * CA_EVENT_TX_START of the same transmit, with nothing in flight, and a
- * train only while data is in flight (cocktail_snapshot() ends a train
- * that is still open).
+ * Per-connection state, in icsk_ca_priv (104 bytes on 6.1 and 6.12: every
+ * field counts, and the struct fills it).  Three pairs share words:
+ * - the snapshot of the kernel's restart and the ACK train: the snapshot
+ *   lives from CA_EVENT_CWND_RESTART to the CA_EVENT_TX_START of the same
+ *   transmit, with nothing in flight, and a train only while data is in
+ *   flight (cocktail_snapshot() ends a train that is still open);
+ * - HyStart++ and CUBIC (growth=cubic): HyStart++ lives in the initial
+ *   slow start only, before any congestion event and any congestion
+ *   avoidance, CUBIC's W_max and epoch only from the end of it on
+ *   (cocktail_hystart_end() hands the words over); the hystart bit says
+ *   which one holds them.
+ * Rates are kept in 32 bits of B/s, up to 4.29 GB/s (34 Gbit/s): a
+ * paced flight never goes faster, and a pacing rate or cap above that
+ * which a flight saves saturates and is put back as ~0UL (no cap).
+ * pipeack saturates at 65535 segments a round, which counts as validated
+ * (RFC 7661 is about windows the application does not use: a round that
+ * delivered 65535 segments is not one).
  */
 struct cocktail {
 	struct cp_maxwin bw;		/* windowed max delivery rate, B/s */
 	struct cp_maxwin cap;		/* windowed max ACK-train rate, B/s */
-	unsigned long pace_prev_rate;	/* B/s: sk_pacing_rate before pacing */
-	unsigned long pace_prev_max;	/* B/s: sk_max_pacing_rate before */
-	unsigned long pace_rate;	/* B/s: rate of the paced flight */
+	u32 pace_prev_rate;		/* B/s: sk_pacing_rate before pacing */
+	u32 pace_prev_max;		/* B/s: sk_max_pacing_rate before */
+	u32 pace_rate;			/* B/s: rate of the paced flight */
 	u32 round;			/* round trips counted on ACKs */
 	u32 round_end_seq;		/* seq: snd_nxt when this round began */
 	u32 round_delivered;		/* segs: tp->delivered when it began */
-	u32 pipeack[2];			/* segs delivered in the last 2 rounds */
 	union {
 		struct {
 			u32 snap_cwnd;		/* segs: cwnd at CWND_RESTART */
@@ -344,10 +413,20 @@ struct cocktail {
 					 * ends when snd_una passes it
 					 */
 	u32 pace_start_us;		/* us: low 32 bits of tcp_mstamp */
-	u32 pace_start_segs;		/* segs: data_segs_out at the start */
 	u32 cwv_stamp;			/* jiffies: last cwnd-limited or decay */
 	u32 nvp_stamp;			/* jiffies: RFC 7661 NVP start */
 	u32 bw_sig;			/* hash of the last rate sample fed */
+	union {
+		struct cp_cubic cu;	/* growth=cubic: W_max, epoch, W_est */
+		struct cp_hystart hs;	/* growth=cubic: initial slow start */
+	};
+	u16 pipeack[2];			/* segs delivered in the last 2 rounds,
+					 * 0..65535 (saturates)
+					 */
+	u16 pace_start_segs;		/* segs: low 16 bits of data_segs_out at
+					 * the start (a flight's count for the
+					 * trace, modulo 65536)
+					 */
 	u8 snap_valid:1,		/* snap_* hold the kernel's pre-cut */
 	   pacing:1,			/* a paced flight is in progress */
 	   nvp:1,			/* cwv=2: in a non-validated period */
@@ -356,7 +435,9 @@ struct cocktail {
 	   misses:2;			/* recent failed checks, 0..3 */
 	u8 pace_prev_status:2,		/* sk_pacing_status before pacing */
 	   train:1,			/* enum cocktail_train */
-	   hoe:1;			/* Hoe's ssthresh estimate pending */
+	   hoe:1,			/* Hoe's ssthresh estimate pending */
+	   cubic:1,			/* growth=cubic (fixed at .init) */
+	   hystart:1;			/* hs (not cu) is live: HyStart++ */
 };
 
 /* ---- parameters ---------------------------------------------------- */
@@ -417,6 +498,11 @@ static unsigned int cocktail_check_rate_pct __read_mostly = 75;
 /* On: without it ssthresh starts at the kernel's "infinity". */
 static unsigned int cocktail_ssthresh_est __read_mostly = 1;
 
+static const char * const cocktail_growth_names[CP_NR_GROWTHS] = {
+	[CP_GROWTH_RENO] = "reno",
+	[CP_GROWTH_CUBIC] = "cubic",
+};
+
 static const char * const cocktail_rate_names[CP_NR_RATES] = {
 	[CP_RATE_DELIVERY] = "delivery",
 	[CP_RATE_WINDOW] = "window",
@@ -435,6 +521,13 @@ static struct cocktail_choice cocktail_restart __read_mostly = {
 	.val = CP_AUTO,
 	.names = cocktail_policy_names,
 	.n = CP_NR_POLICIES,
+};
+
+/* NewReno, as before the parameter existed; cubic is opt-in for now. */
+static struct cocktail_choice cocktail_growth __read_mostly = {
+	.val = CP_GROWTH_RENO,
+	.names = cocktail_growth_names,
+	.n = CP_NR_GROWTHS,
 };
 
 /* The larger of two estimates that fail in opposite directions. */
@@ -535,6 +628,9 @@ static const struct kernel_param_ops cocktail_queue_pct_ops = {
 module_param_cb(queue_pct, &cocktail_queue_pct_ops, &cocktail_queue_pct, 0644);
 MODULE_PARM_DESC(queue_pct, "restart=queue uses ssr when the pre-idle srtt is above this percentage of the path's minimum RTT (a queue had built up), else pace (101..1000, default 120)");
 
+module_param_cb(growth, &cocktail_choice_ops, &cocktail_growth, 0644);
+MODULE_PARM_DESC(growth, "window growth of new connections: reno (NewReno) | cubic (RFC 9438 with HyStart++, RFC 9406) (default reno)");
+
 module_param_cb(pace_rate, &cocktail_choice_ops, &cocktail_pace_rate, 0644);
 MODULE_PARM_DESC(pace_rate, "rate of a paced restart flight: delivery (windowed max delivery rate) | window (cwnd/srtt) | max of both (default max)");
 
@@ -625,6 +721,9 @@ enum cocktail_counter {
 	CC_CHECK_RATE,		/* ... ACKs slower than the flight */
 	CC_CHECK_LOSS,		/* ... loss or ECN during the check */
 	CC_SSTHRESH_EST,	/* ssthresh set from Hoe's estimate */
+	CC_HYSTART_CSS,		/* HyStart++: RTT rose, slow start -> CSS */
+	CC_HYSTART_RESUME,	/* ... RTT fell back, CSS -> slow start */
+	CC_HYSTART_EXIT,	/* ... CSS rounds done: ssthresh = cwnd */
 	CC_IDLE_RTO_1,		/* restarts after [1, 2) RTOs of idle */
 	CC_IDLE_RTO_2,		/* [2, 4) */
 	CC_IDLE_RTO_4,		/* [4, 8) */
@@ -660,6 +759,9 @@ static const char * const cocktail_counter_names[CC_NR] = {
 	[CC_CHECK_RATE] = "check_rate",
 	[CC_CHECK_LOSS] = "check_loss",
 	[CC_SSTHRESH_EST] = "ssthresh_est",
+	[CC_HYSTART_CSS] = "hystart_css",
+	[CC_HYSTART_RESUME] = "hystart_resume",
+	[CC_HYSTART_EXIT] = "hystart_exit",
 	[CC_IDLE_RTO_1] = "idle_rto_1",
 	[CC_IDLE_RTO_2] = "idle_rto_2",
 	[CC_IDLE_RTO_4] = "idle_rto_4",
@@ -717,7 +819,7 @@ static const struct kernel_param_ops cocktail_stats_ops = {
 };
 
 module_param_cb(stats, &cocktail_stats_ops, NULL, 0444);
-MODULE_PARM_DESC(stats, "read-only counters, one \"name value\" per line: restarts per applied policy (ssr decay keep pace measure), auto_ssr, auto_pace, queue_ssr, queue_pace, paced flights ended, iw applied, cwv decays, measured restarts' checks, ssthresh estimates, restarts by idle time in RTOs");
+MODULE_PARM_DESC(stats, "read-only counters, one \"name value\" per line: restarts per applied policy (ssr decay keep pace measure), auto_ssr, auto_pace, queue_ssr, queue_pace, paced flights ended, iw applied, cwv decays, measured restarts' checks, ssthresh estimates, HyStart++ transitions, restarts by idle time in RTOs");
 
 /* ---- initial window ------------------------------------------------ */
 
@@ -757,7 +859,145 @@ static void cocktail_set_iw(struct sock *sk)
 	cocktail_count(CC_IW);
 }
 
+/* ---- growth: CUBIC and HyStart++ ---------------------------------- */
+
+/* CUBIC's clock, ms: the low 32 bits of tcp_mstamp / 1000 (wrap-safe). */
+static u32 cocktail_now_ms(const struct tcp_sock *tp)
+{
+	return (u32)div_u64(tp->tcp_mstamp, USEC_PER_MSEC);
+}
+
+/*
+ * The initial slow start is over (a congestion event, congestion
+ * avoidance reached, HyStart++'s own exit): CUBIC takes the words over,
+ * with no W_max yet (the first epoch starts on its plateau) and
+ * cwnd_prior = cwnd, the window "upon exiting the first slow start"
+ * (RFC 9438 section 4.10).
+ */
+static void cocktail_hystart_end(struct sock *sk)
+{
+	struct cocktail *ca = inet_csk_ca(sk);
+
+	if (!ca->hystart)
+		return;
+	ca->hystart = 0;
+	memset(&ca->cu, 0, sizeof(ca->cu));
+	ca->cu.cwnd_prior = cocktail_cwnd(tcp_sk(sk));
+}
+
+/* A round ended during the initial slow start. */
+static void cocktail_hystart_round(struct sock *sk)
+{
+	struct cocktail *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (cp_hystart_round(&ca->hs) != CP_HS_EXIT)
+		return;
+	tp->snd_ssthresh = cocktail_cwnd(tp);
+	cocktail_count(CC_HYSTART_EXIT);
+	cocktail_hystart_end(sk);
+}
+
+/* An ACK's RTT sample (us, <= 0: none) during the initial slow start. */
+static void cocktail_hystart_rtt(struct sock *sk, s32 rtt_us)
+{
+	struct cocktail *ca = inet_csk_ca(sk);
+
+	if (rtt_us <= 0)
+		return;
+	switch (cp_hystart_rtt(&ca->hs, rtt_us)) {
+	case CP_HS_CSS:
+		cocktail_count(CC_HYSTART_CSS);
+		break;
+	case CP_HS_RESUME:
+		cocktail_count(CC_HYSTART_RESUME);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * growth=cubic on an ACK that may grow the window: slow start (with
+ * HyStart++'s L and CSS in the initial one), then CUBIC's window function
+ * and Reno-friendly region in congestion avoidance.
+ */
+static void cocktail_cubic_grow(struct sock *sk, u32 acked)
+{
+	struct cocktail *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	u32 cwnd, w, cnt;
+
+	if (tcp_in_slow_start(tp)) {
+		if (ca->hystart)
+			acked = cp_hystart_grow(&ca->hs, acked);
+		acked = acked ? tcp_slow_start(tp, acked) : 0;
+		if (!acked)
+			return;
+	}
+	cocktail_hystart_end(sk);
+	cwnd = cocktail_cwnd(tp);
+	w = cp_cubic_ack(&ca->cu, cwnd, acked, cocktail_now_ms(tp),
+			 cocktail_srtt_us(tp) / USEC_PER_MSEC, &cnt);
+	if (w > cwnd)
+		cocktail_set_cwnd(tp, w);
+	else if (cnt)
+		tcp_cong_avoid_ai(tp, cnt, acked);
+}
+
+/*
+ * The window did not grow for this ACK (application-limited under cwv,
+ * or a measured restart's frozen flight): the epoch ends, so that CUBIC's
+ * t does not count the time the window was not in use (RFC 9438 section
+ * 4.2); the next ACK that may grow starts a new one from the window then.
+ */
+static void cocktail_cubic_hold(struct sock *sk)
+{
+	struct cocktail *ca = inet_csk_ca(sk);
+
+	if (ca->cubic && !ca->hystart)
+		ca->cu.w_est = 0;
+}
+
+/*
+ * The first transmit after @idle jiffies with nothing in flight.  Idle
+ * time earns CUBIC no growth: after a restart (idle > RTO, the policy has
+ * set the window) the epoch ends and the next one starts from the window
+ * the policy left; after a shorter pause the epoch is moved forward by
+ * the pause, so t does not count it.  During the initial slow start,
+ * HyStart++'s round minima from before the pause say nothing about the
+ * queue after it: it starts over (back to slow start if it was in CSS).
+ */
+static void cocktail_cubic_idle(struct sock *sk, u32 idle, bool restart)
+{
+	struct cocktail *ca = inet_csk_ca(sk);
+
+	if (!ca->cubic)
+		return;
+	if (ca->hystart) {
+		if (restart)
+			cp_hystart_init(&ca->hs);
+		return;
+	}
+	if (restart)
+		ca->cu.w_est = 0;
+	else if (ca->cu.w_est)
+		ca->cu.t0_ms += jiffies_to_msecs(idle);
+}
+
 /* ---- pacing -------------------------------------------------------- */
+
+/* A rate in B/s as kept in struct cocktail: saturated at U32_MAX. */
+static u32 cocktail_rate32(unsigned long rate)
+{
+	return rate >= U32_MAX ? U32_MAX : rate;
+}
+
+/* ... and back: the saturated value is ~0UL, no cap. */
+static unsigned long cocktail_rate_ul(u32 rate)
+{
+	return rate == U32_MAX ? ~0UL : rate;
+}
 
 static void cocktail_pace_stop(struct sock *sk, enum cocktail_counter why,
 			       const char *reason)
@@ -771,7 +1011,7 @@ static void cocktail_pace_stop(struct sock *sk, enum cocktail_counter why,
 	ca->pacing = 0;
 	cocktail_count(why);
 	trace_cocktail_pace_end(sk, reason,
-				tp->data_segs_out - ca->pace_start_segs,
+				(u16)(tp->data_segs_out - ca->pace_start_segs),
 				(u32)tp->tcp_mstamp - ca->pace_start_us,
 				ca->pace_rate);
 
@@ -784,10 +1024,11 @@ static void cocktail_pace_stop(struct sock *sk, enum cocktail_counter why,
 	 * for no pacing: sock_setsockopt() leaves sk_pacing_status alone for
 	 * ~0, so the status the flight set is taken back here.
 	 */
-	prev = cmpxchg(&sk->sk_max_pacing_rate, ca->pace_rate,
-		       ca->pace_prev_max);
+	prev = cmpxchg(&sk->sk_max_pacing_rate, (unsigned long)ca->pace_rate,
+		       cocktail_rate_ul(ca->pace_prev_max));
 	if (prev == ca->pace_rate)
-		WRITE_ONCE(sk->sk_pacing_rate, ca->pace_prev_rate);
+		WRITE_ONCE(sk->sk_pacing_rate,
+			   cocktail_rate_ul(ca->pace_prev_rate));
 	else if (prev != ~0UL)
 		return;
 	if (ca->pace_prev_status == SK_PACING_NONE)
@@ -806,8 +1047,10 @@ static void cocktail_pace_start(struct sock *sk, unsigned long rate)
 
 	cocktail_pace_stop(sk, CC_PACE_ENDED_OTHER, "new");
 	ca->pace_prev_status = READ_ONCE(sk->sk_pacing_status);
-	ca->pace_prev_rate = READ_ONCE(sk->sk_pacing_rate);
-	ca->pace_prev_max = READ_ONCE(sk->sk_max_pacing_rate);
+	ca->pace_prev_rate = cocktail_rate32(READ_ONCE(sk->sk_pacing_rate));
+	ca->pace_prev_max = cocktail_rate32(READ_ONCE(sk->sk_max_pacing_rate));
+	/* never the saturated value, which reads back as "no cap" */
+	rate = min_t(unsigned long, rate, U32_MAX - 1);
 	ca->pace_rate = rate;
 	ca->pace_end_seq = tp->snd_nxt;
 	ca->pace_start_us = (u32)tp->tcp_mstamp;
@@ -1019,6 +1262,8 @@ static void cocktail_pkts_acked(struct sock *sk,
 {
 	struct cocktail *ca = inet_csk_ca(sk);
 
+	if (ca->hystart)
+		cocktail_hystart_rtt(sk, sample->rtt_us);
 	if (ca->mstate)
 		cocktail_check_ack(sk, sample->rtt_us);
 	else
@@ -1026,20 +1271,46 @@ static void cocktail_pkts_acked(struct sock *sk,
 }
 
 /*
- * Loss, RTO or ECN: the kernel asks for ssthresh before it reduces cwnd.
+ * Loss, RTO or ECN: the kernel asks for ssthresh before it reduces cwnd:
+ * Reno's half, or CUBIC's beta_cubic with W_max and fast convergence
+ * (a congestion event also ends the initial slow start's HyStart++).
  * During a measured restart's check this is the check's verdict: the
- * window drops to the rate the ACKs showed, at most Reno's half.
+ * window drops to the rate the ACKs showed, at most the growth's own.
  */
 static u32 cocktail_ssthresh(struct sock *sk)
 {
 	struct cocktail *ca = inet_csk_ca(sk);
-	u32 reno = tcp_reno_ssthresh(sk);
+	u32 base;
 
 	ca->hoe = 0;
+	if (ca->cubic) {
+		cocktail_hystart_end(sk);
+		base = cp_cubic_loss(&ca->cu, cocktail_cwnd(tcp_sk(sk)));
+	} else {
+		base = tcp_reno_ssthresh(sk);
+	}
 	if (!ca->mstate)
-		return reno;
-	return max(min(reno, cocktail_check_end(sk, CP_CHECK_LOSS)),
+		return base;
+	return max(min(base, cocktail_check_end(sk, CP_CHECK_LOSS)),
 		   CP_SSTHRESH_MIN);
+}
+
+/*
+ * The kernel found the last reduction spurious (DSACK, timestamps, F-RTO)
+ * and puts cwnd back (tcp_reno_undo_cwnd(): the larger of cwnd and the
+ * window before the reduction).  CUBIC takes back the reduction's W_max
+ * too, the window before it (RFC 9438 section 4.9), and starts a new
+ * epoch from the restored window.
+ */
+static u32 cocktail_undo_cwnd(struct sock *sk)
+{
+	struct cocktail *ca = inet_csk_ca(sk);
+
+	if (ca->cubic && !ca->hystart) {
+		ca->cu.w_max = max(ca->cu.w_max, ca->cu.cwnd_prior);
+		ca->cu.w_est = 0;
+	}
+	return tcp_reno_undo_cwnd(sk);
 }
 
 /*
@@ -1207,11 +1478,13 @@ static void cocktail_idle_restart(struct sock *sk)
 	struct cocktail *ca = inet_csk_ca(sk);
 	const struct tcp_sock *tp = tcp_sk(sk);
 	u32 idle = cp_elapsed(tcp_jiffies32, tp->lsndtime);
+	bool restart = cp_idle_exceeds_rto(idle, inet_csk(sk)->icsk_rto);
 
-	if (cp_idle_exceeds_rto(idle, inet_csk(sk)->icsk_rto))
+	if (restart)
 		cocktail_restart_apply(sk, idle);
 	else if (ca->snap_valid)
 		cocktail_restart_undo(sk);
+	cocktail_cubic_idle(sk, idle, restart);
 }
 
 /*
@@ -1253,8 +1526,11 @@ static void cocktail_update_round(struct sock *sk)
 	ca->round++;
 	ca->round_end_seq = tp->snd_nxt;
 	ca->pipeack[1] = ca->pipeack[0];
-	ca->pipeack[0] = tp->delivered - ca->round_delivered;
+	ca->pipeack[0] = min_t(u32, tp->delivered - ca->round_delivered,
+			       U16_MAX);
 	ca->round_delivered = tp->delivered;
+	if (ca->hystart)
+		cocktail_hystart_round(sk);
 }
 
 /*
@@ -1328,7 +1604,7 @@ static void cocktail_cwv_7661(struct sock *sk)
 	u32 cwnd = cocktail_cwnd(tp);
 	u32 now = tcp_jiffies32;
 
-	if (cp_cwv7661_validated(pipeack, cwnd)) {
+	if (pipeack == U16_MAX || cp_cwv7661_validated(pipeack, cwnd)) {
 		ca->nvp = 0;
 		return;
 	}
@@ -1391,6 +1667,13 @@ static void cocktail_init(struct sock *sk)
 	ca->pace_prev_status = SK_PACING_NONE;
 	cp_maxwin_reset(&ca->bw, 0);
 	cp_maxwin_reset(&ca->cap, 0);
+	if (READ_ONCE(cocktail_growth.val) == CP_GROWTH_CUBIC) {
+		ca->cubic = 1;
+		/* HyStart++ is for the initial slow start only (RFC 9406) */
+		ca->hystart = tcp_in_initial_slowstart(tp);
+		if (ca->hystart)
+			cp_hystart_init(&ca->hs);
+	}
 
 	/*
 	 * Switched to cocktail on a connection that another algorithm already
@@ -1420,8 +1703,14 @@ static void cocktail_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 
 	cocktail_sample_bw(sk);
 	/* A measured flight's window is the check's to set. */
-	if (ca->mstate || !cocktail_may_grow(sk))
+	if (ca->mstate || !cocktail_may_grow(sk)) {
+		cocktail_cubic_hold(sk);
 		return;
+	}
+	if (ca->cubic) {
+		cocktail_cubic_grow(sk, acked);
+		return;
+	}
 	if (tcp_in_slow_start(tp)) {
 		acked = tcp_slow_start(tp, acked);
 		if (!acked)
@@ -1462,6 +1751,12 @@ static void cocktail_cwnd_event(struct sock *sk, enum tcp_ca_event ev)
 		cocktail_tx_start(sk);
 		break;
 	case CA_EVENT_LOSS:
+		/*
+		 * RTO: the first epoch after it starts on its plateau, K = 0
+		 * and W_max = cwnd then (RFC 9438 section 4.8).
+		 */
+		if (ca->cubic && !ca->hystart)
+			ca->cu.w_max = 0;
 		ca->snap_valid = 0;
 		cocktail_pace_stop(sk, CC_PACE_ENDED_LOSS, "loss");
 		break;
@@ -1474,7 +1769,7 @@ static struct tcp_congestion_ops cocktail __read_mostly = {
 	.init		= cocktail_init,
 	.release	= cocktail_release,
 	.ssthresh	= cocktail_ssthresh,
-	.undo_cwnd	= tcp_reno_undo_cwnd,
+	.undo_cwnd	= cocktail_undo_cwnd,
 	.cong_avoid	= cocktail_cong_avoid,
 	.pkts_acked	= cocktail_pkts_acked,
 	.cwnd_event	= cocktail_cwnd_event,
@@ -1505,4 +1800,4 @@ module_exit(cocktail_unregister);
 MODULE_ALIAS("tcp-cocktail");
 MODULE_AUTHOR("tcp-cocktail project");
 MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("TCP cocktail: NewReno with initial-window, restart-after-idle (ssr/decay/keep/pace/auto/queue) and window-validation policies");
+MODULE_DESCRIPTION("TCP cocktail: NewReno or CUBIC growth with initial-window, restart-after-idle (ssr/decay/keep/pace/auto/queue/measure) and window-validation policies");

@@ -67,7 +67,15 @@ DEMO_CWV0 = [Policy("cocktail-%s-cwv0" % r, "cocktail", 1,
 # its first ACKs): run when asked for with --only policy=cocktail-measure
 MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
                   {"restart": "measure", "cwv": 1})]
-KNOWN = ALL + CWV_VARIANTS + QUEUE + MEASURE + DEMO_CWV0
+# growth=cubic (CUBIC, RFC 9438, with HyStart++) beside growth=reno, each
+# with the default restart: run when asked for with --only
+# policy=cocktail-cubic (bench/scenarios/growth.py runs both). A policy
+# that does not name growth runs with growth=reno (apply()), so cubic
+# does not carry over into the policies after it
+GROWTH = [Policy("cocktail-%s" % g, "cocktail", 1, "cocktail growth=%s" % g,
+                 {"growth": g, "cwv": 1})
+          for g in ("cubic", "reno")]
+KNOWN = ALL + CWV_VARIANTS + QUEUE + MEASURE + DEMO_CWV0 + GROWTH
 BY_NAME = {p.name: p for p in KNOWN}
 # the paced restart at each pace_rate, cwv=0 and 1 (pacerate): applied
 # only by writing the module's parameters, the demo's way, since
@@ -194,6 +202,10 @@ def apply(policy, ns_list, extra_params=None, jobs=1):
     module's parameters read back as asked.  Without scripts/tcp-tune,
     sysctls are written directly.
     Returns a description of what was applied, for the CSV."""
+    if policy.cc == "cocktail" and not policy.defaults and \
+            "growth" not in policy.cocktail and \
+            "growth" not in (extra_params or {}):
+        extra_params = dict(extra_params or {}, growth="reno")
     text = profile_text(policy, extra_params)
     ktrace.marker("policy=%s" % policy.name)
     if policy.defaults:

@@ -25,6 +25,8 @@ SCENARIOS = {
              "one bottleneck",
     "scorecard": "time and harm of the module's default against the "
                  "baselines, per cell of the restart and keepalive grids",
+    "growth": "bulk throughput of growth=cubic / reno against the "
+              "kernel's cubic / reno, and a fairness cell",
 }
 # `make bench` / `make bench-quick`: the grids (demo has its own target,
 # pacerate is a study of one parameter)

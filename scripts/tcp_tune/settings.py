@@ -58,6 +58,7 @@ MODULE_PARAMS = {
         "cwv": v_choice("0", "1", "2"),
         "pace_iw": v_bool,
         "ssthresh_est": v_bool,
+        "growth": v_choice("reno", "cubic"),
         "check_rtt_pct": v_range(101, 1000),
         "check_rate_pct": v_range(1, 99),
         "stats": None,

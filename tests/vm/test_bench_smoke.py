@@ -40,6 +40,8 @@ CASES = {
              ["completion_s", "burst_retrans", "cwnd_before", "srtt_us"]),
     "fleet": ("policy=cocktail-default,mode=sync",
               ["seconds", "retrans"]),
+    # the quick grid: one cell of four variants and the fairness cell
+    "growth": ("", ["mbit_s", "retrans"]),
 }
 # scenarios with outputs of their own shape: a test each below
 DEDICATED = ("ooo", "pacerate", "scorecard")

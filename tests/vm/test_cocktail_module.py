@@ -39,11 +39,11 @@ KO = KMOD / (MOD + ".ko")
 TRACING = Path("/sys/kernel/tracing")
 ALL_PARAMS = ("iw", "restart", "auto_rtt_us", "queue_pct", "cwv", "pace_iw",
               "pace_rate", "ssthresh_est", "check_rtt_pct", "check_rate_pct",
-              "stats")
+              "growth", "stats")
 DEFAULTS = {"iw": "10", "restart": "auto", "auto_rtt_us": "100000",
             "queue_pct": "120", "cwv": "1", "pace_iw": "0",
             "pace_rate": "max", "ssthresh_est": "1", "check_rtt_pct": "125",
-            "check_rate_pct": "75"}
+            "check_rate_pct": "75", "growth": "reno"}
 INVALID = {
     "iw": ["0", "65", "-1", "abc", "rfc", "rfc3390x", "10x", "4294967306",
            ""],
@@ -57,6 +57,7 @@ INVALID = {
     "ssthresh_est": ["2", "-1", "on", ""],
     "check_rtt_pct": ["0", "100", "1001", "x", "125%", ""],
     "check_rate_pct": ["0", "100", "-1", "x", "0.75", ""],
+    "growth": ["", "Cubic", "bic", "reno,cubic", "1", "cubic2"],
 }
 VALID = {
     "iw": [("rfc3390", "rfc3390"), ("1", "1"), ("64", "64"), ("2", "2")],
@@ -71,11 +72,15 @@ VALID = {
     "ssthresh_est": [("0", "0"), ("1", "1")],
     "check_rtt_pct": [("101", "101"), ("1000", "1000"), ("125", "125")],
     "check_rate_pct": [("1", "1"), ("99", "99"), ("75", "75")],
+    # cubic first: the BPF suite takes each module-only parameter's first
+    # value as the one its tool must refuse; reno last, the default
+    "growth": [("cubic", "cubic"), ("reno", "reno")],
 }
 STAT_NAMES = ("ssr", "decay", "keep", "pace", "measure", "auto_ssr",
               "auto_pace", "queue_ssr", "queue_pace", "pace_ended",
               "measure_no_rate", "check_full", "check_rtt", "check_rate",
-              "check_loss", "ssthresh_est", "idle_rto_1", "idle_rto_2",
+              "check_loss", "ssthresh_est", "hystart_css", "hystart_resume",
+              "hystart_exit", "idle_rto_1", "idle_rto_2",
               "idle_rto_4", "idle_rto_8", "idle_rto_16", "idle_rto_32")
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -247,7 +252,8 @@ def test_invalid_sysfs_writes_fail_and_keep_old_value(fresh):
     olds = {"iw": "rfc3390", "restart": "decay", "auto_rtt_us": "123456",
             "queue_pct": "333", "cwv": "2", "pace_iw": "1",
             "pace_rate": "delivery", "ssthresh_est": "0",
-            "check_rtt_pct": "200", "check_rate_pct": "50"}
+            "check_rtt_pct": "200", "check_rate_pct": "50",
+            "growth": "cubic"}
     for name, value in olds.items():
         assert write_param(MOD, name, value) == 0
     for name, bad in INVALID.items():

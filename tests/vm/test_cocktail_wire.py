@@ -14,9 +14,15 @@ the first after, the pre-idle delivery rate as data bytes ACKed per second
 over the last two round trips of the last warm-up response (capture.ack_rate).
 
 Restart tests run with cwv=0 so that what is measured is the restart policy
-alone (cwv=1/2 add their own decay after application-limited idle).
+alone (cwv=1/2 add their own decay after application-limited idle). The
+initial-window and restart tests run under both growths (growth=reno and
+growth=cubic: what they check does not depend on how the window grew);
+the growth tests at the end check CUBIC's and HyStart++'s own behaviour
+on a two-namespace link (cocktail_lab.topo.Link) whose server can drop
+one chosen segment.
 """
 import re
+import threading
 import time
 
 import pytest
@@ -28,9 +34,10 @@ from cocktail_lab.capture import (Capture, Trace, ack_rate, data_segments,
                                   retransmissions, seq_after)
 from cocktail_lab.modparams import get_param, loaded, set_param
 from cocktail_lab.proc import in_ns
-from cocktail_lab.topo import REPO, Topo, bottleneck_drops, tc
+from cocktail_lab.topo import REPO, Link, Topo, bottleneck_drops, tc
 from cocktail_lab.traffic import Conn
 from conftest import KMOD, insmod, rmmod, sh
+from oooprobe_lib import tcp_repair_write_seq
 
 MOD = "tcp_cocktail"
 OUT = REPO / "build" / "vm" / "cocktail_wire"
@@ -55,7 +62,7 @@ def cocktail():
                                             "queue_pct", "cwv", "pace_iw",
                                             "pace_rate", "ssthresh_est",
                                             "check_rtt_pct",
-                                            "check_rate_pct")}
+                                            "check_rate_pct", "growth")}
     allowed = sh("sysctl -n net.ipv4.tcp_allowed_congestion_control").stdout.split()
     if "cocktail" not in allowed:
         sh("sysctl -qw net.ipv4.tcp_allowed_congestion_control='%s'" %
@@ -77,6 +84,9 @@ def topo(cocktail):
 
 
 def params(**kw):
+    """Set the module's parameters and check they read back; a test that
+    does not name growth runs under reno, whatever the test before set."""
+    kw.setdefault("growth", "reno")
     for k, v in kw.items():
         set_param(MOD, k, v)
         assert get_param(MOD, k) == str(v), k
@@ -138,12 +148,17 @@ def describe(res, fl, ev):
                 b.get("delivery_rate"), res.get("wire"), ev))
 
 
+# the window growths the initial-window and restart tests run under
+GROWTHS = ("reno", "cubic")
+
+
 # ---------------------------------------------------------------- test 1: IW
 
 @pytest.mark.parametrize("iw,expect", [("2", 2), ("4", 4), ("10", 10),
                                        ("rfc3390", 3)])
-def test_iw(topo, iw, expect):
-    params(iw=iw, cwv=0, pace_iw=0)
+@pytest.mark.parametrize("growth", GROWTHS)
+def test_iw(topo, iw, expect, growth):
+    params(iw=iw, cwv=0, pace_iw=0, growth=growth)
     res, fl, _ = case(topo, "iw_%s" % iw, fresh=True, segments=30)
     assert res["mss"] == 1448
     assert len(fl) == expect, describe(res, fl, [])
@@ -238,13 +253,14 @@ def check_paced(res, fl, ev, info):
 
 @pytest.mark.parametrize("ssai", [0, 1])
 @pytest.mark.parametrize("policy", ["ssr", "keep", "pace"])
-def test_restart(topo, policy, ssai):
+@pytest.mark.parametrize("growth", GROWTHS)
+def test_restart(topo, policy, ssai, growth):
     # pace at the delivery rate, the one the wire shows (test_pace_rate
     # covers the other pace_rate modes)
     params(iw=SSR_IW if policy == "ssr" else 10, restart=policy, cwv=0,
-           pace_iw=0, pace_rate="delivery")
+           pace_iw=0, pace_rate="delivery", growth=growth)
     topo.sysctl(topo.server, "net.ipv4.tcp_slow_start_after_idle", ssai)
-    res, fl, ev = case(topo, "restart_%s_ssai%d" % (policy, ssai),
+    res, fl, ev = case(topo, "restart_%s_ssai%d_%s" % (policy, ssai, growth),
                        segments=60, idle=2.0, **WARM_BULK)
     info = describe(res, fl, ev)
     assert res["warm_reached"] and res["before"]["snd_cwnd"] >= 30, info
@@ -270,17 +286,18 @@ DECAY_TRIES = 3
 
 @pytest.mark.parametrize("ssai", [0, 1])
 @pytest.mark.parametrize("k", [1, 2, 3])
-def test_restart_decay(topo, k, ssai):
+@pytest.mark.parametrize("growth", GROWTHS)
+def test_restart_decay(topo, k, ssai, growth):
     """An idle of k RTOs gives a first flight of max(IW, cwnd >> k) (at
     most the 60 requested). The client aims at (k + 0.5) RTOs, but a
     loaded host may oversleep: k is computed from the idle measured on the
     wire and tcpi_rto before the pause. An idle within 10% of a k boundary
     (or a k other than the one aimed at) is tried again, up to
     DECAY_TRIES times; the last try is judged by its measured k."""
-    params(iw=10, restart="decay", cwv=0, pace_iw=0)
+    params(iw=10, restart="decay", cwv=0, pace_iw=0, growth=growth)
     topo.sysctl(topo.server, "net.ipv4.tcp_slow_start_after_idle", ssai)
     for attempt in range(DECAY_TRIES):
-        res, fl, ev = case(topo, "decay_k%d_ssai%d" % (k, ssai),
+        res, fl, ev = case(topo, "decay_k%d_ssai%d_%s" % (k, ssai, growth),
                            segments=60, idle_rto=k + 0.5, **WARM)
         info = describe(res, fl, ev)
         rto = res["before"]["rto"] / 1e6
@@ -307,14 +324,16 @@ def test_restart_decay(topo, k, ssai):
 # ------------------------------------------------------------- test 3: auto
 
 @pytest.mark.parametrize("rtt,policy", [(20, "ssr"), (200, "pace")])
-def test_auto(cocktail, rtt, policy):
+@pytest.mark.parametrize("growth", GROWTHS)
+def test_auto(cocktail, rtt, policy, growth):
     thr = int(get_param(MOD, "auto_rtt_us"))
     assert 20000 < thr < 200000, "auto_rtt_us default %d not between" % thr
     params(iw=SSR_IW if policy == "ssr" else 10, restart="auto", cwv=0,
-           pace_iw=0, pace_rate="delivery")
+           pace_iw=0, pace_rate="delivery", growth=growth)
     with Topo(rtt=rtt, rate="10mbit", limit=100) as t:
         t.ka_server(port=PORT, cc="cocktail")
-        res, fl, ev = case(t, "auto_%dms" % rtt, segments=60, idle=2.0,
+        res, fl, ev = case(t, "auto_%dms_%s" % (rtt, growth), segments=60,
+                           idle=2.0,
                            **WARM_BULK)
     info = describe(res, fl, ev)
     assert res["before"]["snd_cwnd"] >= 30, info
@@ -535,19 +554,21 @@ def test_pace_end_leaves_application_cap(topo, cap):
 
 @pytest.mark.parametrize("ssai", [0, 1])
 @pytest.mark.parametrize("policy", ["ssr", "decay", "pace"])
-def test_no_restart_below_rto(topo, policy, ssai):
+@pytest.mark.parametrize("growth", GROWTHS)
+def test_no_restart_below_rto(topo, policy, ssai, growth):
     """A pause shorter than the RTO changes nothing: no restart event, the
     whole window goes out at once. The server's route gets rto_min 1 s, so
     that the pause (about 0.6 of an RTO as the server sees it) stays well
     below the RTO even when a loaded host delays the client."""
-    params(iw=10, restart=policy, cwv=0, pace_iw=0)
+    params(iw=10, restart=policy, cwv=0, pace_iw=0, growth=growth)
     topo.sysctl(topo.server, "net.ipv4.tcp_slow_start_after_idle", ssai)
     gw = topo.pairs[0]["server_gw"]
     topo.run(topo.server, ["ip", "route", "replace", "default", "via", gw,
                            "dev", "to-r", "rto_min", "1000ms"])
     try:
         for _ in range(DECAY_TRIES):
-            res, fl, ev = case(topo, "short_%s_ssai%d" % (policy, ssai),
+            res, fl, ev = case(topo, "short_%s_ssai%d_%s" % (policy, ssai,
+                                                          growth),
                                segments=60, idle_rto=0.5, **WARM)
             idle = res["wire"]["idle"]
             # the premise: a pause (on the wire) well below the RTO; a
@@ -828,3 +849,212 @@ def test_ssthresh_estimate(cocktail, rtt, rate):
     assert bdp / 2 <= on["snd_ssthresh"] <= 2 * bdp, info
     assert on["counted"] == 1 and off["counted"] == 0, info
     assert off["snd_ssthresh"] >= 0x7fffffff, info
+
+
+# ---------------------------------------------------------- test 6: growth
+
+GROWTH_PORT = 8220
+CA_OPEN, CA_DISORDER, CA_RECOVERY = 0, 1, 3
+INFINITE_SSTHRESH = 0x7fffffff
+
+
+class Poll(threading.Thread):
+    """tcp_info of SOCK every PERIOD seconds until stop(): .rows of
+    (monotonic time, snd_cwnd, snd_ssthresh, ca_state, total_retrans)."""
+
+    def __init__(self, sock, period=0.005):
+        super().__init__(daemon=True)
+        self.sock, self.period = sock, period
+        self.rows = []
+        self._halt = threading.Event()
+
+    def run(self):
+        while not self._halt.is_set():
+            try:
+                i = tcpinfo.info(self.sock)
+            except OSError:
+                return
+            self.rows.append((time.monotonic(), i["snd_cwnd"],
+                              i["snd_ssthresh"], i["ca_state"],
+                              i["total_retrans"]))
+            time.sleep(self.period)
+
+    def stop(self):
+        self._halt.set()
+        self.join(10)
+
+
+def cwnd_at(rows, t):
+    """snd_cwnd of the last row at or before monotonic time T."""
+    c = rows[0][1]
+    for r in rows:
+        if r[0] > t:
+            break
+        c = r[1]
+    return c
+
+
+def growth_run(link, segs, drop_index=None, warm=0, idle=0.0):
+    """On LINK, a new connection from the client to a cocktail server
+    (the module's parameters as set) sends SEGS segments while its
+    tcp_info is polled (Poll); DROP_INDEX: the segment (counted from the
+    first data byte) the server's egress drops once. With WARM, that many
+    segments and IDLE seconds of silence come first. Returns a dict:
+    rows, before (tcp_info after the warm-up), after (once all is
+    acknowledged), t0 (monotonic time the SEGS write began), mss, port."""
+    lst = traffic.Listener(link.srv, link.server_addr, GROWTH_PORT)
+    r = {}
+    try:
+        srv, cli = traffic.tcp_pair(lst, link.cli, "cocktail", timeout=300)
+        try:
+            mss = tcpinfo.info(srv)["snd_mss"]
+            r["mss"], r["port"] = mss, cli.getsockname()[1]
+            if drop_index is not None:
+                link.drop_seq((tcp_repair_write_seq(srv) +
+                               drop_index * mss) & 0xffffffff)
+            if warm:
+                traffic.send_and_time(srv, cli, warm * mss, 300)
+                r["before"] = traffic.wait_acked(srv, 60)
+                time.sleep(idle)
+            poll = Poll(srv)
+            poll.start()
+            try:
+                r["t0"], _ = traffic.send_and_time(srv, cli, segs * mss, 600)
+                r["after"] = traffic.wait_acked(srv, 60)
+            finally:
+                poll.stop()
+            r["rows"] = poll.rows
+        finally:
+            srv.close()
+            cli.close()
+    finally:
+        lst.close()
+    return r
+
+
+@pytest.mark.parametrize("growth,beta", [("reno", 0.5), ("cubic", 0.7)])
+def test_loss_response(cocktail, growth, beta):
+    """One segment of a bulk transfer is dropped (100 ms, 10 Mbit/s, a
+    10000-packet queue that never overflows: the drop is the only loss).
+    In tcp_info, the ssthresh the loss sets (first poll in Recovery) is
+    beta x the cwnd just before it (last poll in Open or Disorder): 0.7
+    under cubic (RFC 9438's beta_cubic), 0.5 under reno, +-0.05. Under
+    cubic the window then follows the cubic curve, seen in tcp_info over
+    time from the end of the recovery: it grows fast in the first third of
+    K = cbrt(W_max (1 - 0.7) / 0.4) s (W_max = the cwnd at the loss),
+    little around K, where it is back near W_max (within 15%), and fast
+    again past 1.5 K: concave, then convex."""
+    params(growth=growth, cwv=1, iw=10, pace_iw=0, ssthresh_est=1)
+    segs = 14000 if growth == "cubic" else 3000
+    with Link("gl", rtt_ms=100, rate="10mbit") as link:
+        r = growth_run(link, segs, drop_index=1500)
+    rows = r["rows"]
+    rec = [i for i, x in enumerate(rows) if x[3] == CA_RECOVERY]
+    info = "after=%s rows=%d first=%s" % (
+        {k: r["after"][k] for k in ("snd_cwnd", "snd_ssthresh",
+                                    "total_retrans")}, len(rows), rows[:3])
+    assert rec, "no poll in Recovery; %s" % info
+    i0 = rec[0]
+    pre = [x for x in rows[:i0] if x[3] in (CA_OPEN, CA_DISORDER)]
+    assert pre, info
+    w, ss = pre[-1][1], rows[i0][2]
+    info = "cwnd before the loss %d, ssthresh %d (%.3f); %s" % (
+        w, ss, ss / w, info)
+    assert r["after"]["total_retrans"] >= 1, info
+    assert abs(ss / w - beta) <= 0.05, info
+    if growth != "cubic":
+        return
+    end = [x for x in rows[i0:] if x[3] == CA_OPEN]
+    assert end, "recovery never ended; %s" % info
+    t_rec = end[0][0]
+    k = (w * 0.3 / 0.4) ** (1 / 3)
+    assert rows[-1][0] >= t_rec + 1.9 * k, \
+        "premise: the transfer ended %.1f s after the recovery, K = " \
+        "%.2f s; %s" % (rows[-1][0] - t_rec, k, info)
+
+    def grew(a, b):
+        return cwnd_at(rows, t_rec + b * k) - cwnd_at(rows, t_rec + a * k)
+    early, mid, late = grew(0, 1 / 3), grew(5 / 6, 7 / 6), grew(1.5, 11 / 6)
+    at_k = cwnd_at(rows, t_rec + k)
+    info = "K %.2f s, growth early %d, around K %d, past 1.5 K %d, " \
+        "cwnd at K %d; %s" % (k, early, mid, late, at_k, info)
+    assert early > mid + 2 and late > mid + 2, info
+    assert abs(at_k - w) <= 0.15 * w, info
+
+
+@pytest.mark.parametrize("growth", ["cubic", "reno"])
+def test_hystart_ends_slow_start(cocktail, growth):
+    """A new connection sends 4000 segments on a 100 ms, 10 Mbit/s path
+    (BDP about 83 segments) whose 10000-packet queue never overflows, with
+    ssthresh_est=0 (Hoe's estimate would end slow start first): slow start
+    overshoots the BDP and the queue it builds raises the RTT. Under cubic
+    HyStart++ sees the rise and ends slow start before any loss: tcp_info
+    shows ssthresh leave the kernel's infinity with no retransmission
+    (none on the wire either, in a capture at the client), at no less
+    than half the BDP (it ended past the knee, not on noise), and the
+    counters hystart_css and hystart_exit move. Under reno slow start
+    never ends on that path (ssthresh stays infinite, nothing counted):
+    the exit is HyStart++'s."""
+    params(growth=growth, cwv=1, iw=10, pace_iw=0, ssthresh_est=0)
+    pcap = OUT / ("hystart_%s.pcap" % growth)
+    try:
+        with Link("gh", rtt_ms=100, rate="10mbit") as link:
+            c0 = counters()
+            with link.capture(pcap) as cap:
+                r = growth_run(link, 4000)
+            c1 = counters()
+            sender = link.server_addr
+    finally:
+        params(ssthresh_est=1)
+    assert cap.dropped == 0, "tcpdump dropped packets"
+    wire = retransmissions(read_pcap(pcap), sender)
+    a = r["after"]
+    moved = {k: c1[k] - c0[k] for k in ("hystart_css", "hystart_resume",
+                                        "hystart_exit")}
+    bdp = 10e6 / 8 * 0.1 / (r["mss"] + 66)
+    info = "ssthresh %d cwnd %d retrans %d wire %d counters %s BDP %.0f" % (
+        a["snd_ssthresh"], a["snd_cwnd"], a["total_retrans"], wire, moved,
+        bdp)
+    assert a["total_retrans"] == 0 and wire == 0, info
+    if growth == "reno":
+        assert a["snd_ssthresh"] >= INFINITE_SSTHRESH, info
+        assert moved == {"hystart_css": 0, "hystart_resume": 0,
+                         "hystart_exit": 0}, info
+        return
+    assert a["snd_ssthresh"] < INFINITE_SSTHRESH, info
+    assert a["snd_ssthresh"] >= bdp / 2, info
+    first = [x for x in r["rows"] if x[2] < INFINITE_SSTHRESH]
+    assert first and first[0][4] == 0, info
+    assert moved["hystart_css"] >= 1 and moved["hystart_exit"] >= 1, info
+
+
+def test_cubic_restart_epoch(cocktail):
+    """growth=cubic, restart=keep, cwv=0 on a 100 ms, 10 Mbit/s path: a
+    connection sends 1500 segments (slow start ends at Hoe's estimate or
+    HyStart++'s exit: congestion avoidance, the premise, checked in
+    tcp_info), is idle 6 s (far over the RTO), then sends 1500 more. Had
+    CUBIC's epoch run through the idle period, t would include those 6 s:
+    W_cubic(t) would be at least 0.4 x 6^3 = 86 segments above W_max, the
+    target at its 1.5 cwnd clamp, and cwnd would grow by half each round
+    trip. The restart ends the epoch instead: over the first three round
+    trips of the new flight cwnd (tcp_info) grows by at most 10% + 4
+    segments; the restart event shows keep."""
+    params(growth="cubic", restart="keep", cwv=0, iw=10, pace_iw=0,
+           ssthresh_est=1)
+    with Link("ge", rtt_ms=100, rate="10mbit") as link:
+        with Trace("tcp_cocktail/cocktail_restart") as tr:
+            r = growth_run(link, 1500, warm=1500, idle=6.0)
+    b = r["before"]
+    ev = restart_events(tr.lines, port=GROWTH_PORT, dport=r["port"])
+    info = "before: cwnd %d ssthresh %d srtt %d us; events %s" % (
+        b["snd_cwnd"], b["snd_ssthresh"], b["rtt"], ev)
+    assert b["snd_cwnd"] >= b["snd_ssthresh"], "premise: not in " \
+        "congestion avoidance before the pause; %s" % info
+    assert ev and ev[-1]["policy"] == "keep", info
+    rtt = b["rtt"] / 1e6
+    rows = [x for x in r["rows"] if x[0] <= r["t0"] + 3 * rtt]
+    assert rows, info
+    top = max(x[1] for x in rows)
+    info = "cwnd over the first 3 RTTs up to %d; %s" % (top, info)
+    assert top - b["snd_cwnd"] <= 0.1 * b["snd_cwnd"] + 4, info
+    assert not any(x[4] > b["total_retrans"] for x in rows), info
