@@ -11,6 +11,9 @@
 # kernel); W=1 works as in Kbuild.
 
 SHELL    := /bin/bash
+# bpftool, modprobe, ip, tc and dkms live in /usr/sbin and /sbin, which a
+# non-root user's PATH on Debian (and a CI runner's) may lack.
+export PATH := $(PATH):/usr/local/sbin:/usr/sbin:/sbin
 TOP      := $(CURDIR)
 KDIR     ?= $(shell $(TOP)/dev/kdir)
 KVER     := $(shell $(TOP)/dev/kver $(KDIR) 2>/dev/null)
