@@ -70,13 +70,13 @@ vmcheck: deps-if-missing all
 # The same VM suites for the cocktail module on the newest kernel series
 # Debian 12 offers (6.12: SO_MAX_PACING_RATE is written without the socket
 # lock there), with the modules built against its headers; dev/vm-kernel
-# installs its image when missing. The BPF build's smoke runs there too:
-# the same object, built against 6.1's BTF, registers on 6.12.
+# installs its image when missing. The wire cases run on both builds there
+# too: the same BPF object, built against 6.1's BTF, registers on 6.12.
 VM_KERNEL_TESTS ?= tests/vm/test_cocktail_module.py \
 	tests/vm/test_cocktail_wire.py::test_iw \
 	tests/vm/test_cocktail_wire.py::test_pace_rate \
 	tests/vm/test_cocktail_wire.py::test_pace_end_leaves_application_cap \
-	tests/vm/test_cocktail_bpf.py::test_iw \
+	tests/vm/test_cocktail_bpf.py::test_parameters_as_the_module \
 	tests/vm/test_cocktail_bpf.py::test_load_errors_are_one_sentence
 vmcheck-kernel: deps-if-missing bpf
 	dev/vm-kernel --series 6.12 $(VM_KERNEL_TESTS)

@@ -8,7 +8,7 @@
  *   cocktail-bpf get [NAME]               parameters ("name value" lines)
  *   cocktail-bpf set NAME=VALUE...        set parameters, all or none
  *   cocktail-bpf stats                    counters, as the module's stats
- *   cocktail-bpf events [-t SECONDS]      print restart / pace-end events
+ *   cocktail-bpf events [-t SECONDS]      print restart / pace-end / check events
  *
  * The program outlives the tool: load registers the struct_ops map and
  * pins it, its global data (parameters, counters) and its ring buffer
@@ -43,6 +43,7 @@
 #include <bpf/libbpf.h>
 
 #include "../kmod/cocktail_policy.h"
+#include "../kmod/cocktail_state.h"
 #include "cocktail_bpf.h"
 #include "cocktail.skel.h"
 
@@ -57,40 +58,8 @@
 typedef struct cocktail_bpf__data params_t;
 typedef struct cocktail_bpf__bss bss_t;
 
-/*
- * The restart policies of the BPF build: the module's up to queue.
- * measure (and its parameters) exist only in the module so far, and so
- * does growth=cubic: the BPF build grows as the module's growth=reno.
- */
-#define BPF_NR_POLICIES	(CP_QUEUE + 1)
-
-static const char *const module_only[] = {
-	"ssthresh_est", "check_rtt_pct", "check_rate_pct",
-};
-
-static const char *const policy_names[BPF_NR_POLICIES] = {
-	[CP_SSR] = "ssr", [CP_DECAY] = "decay", [CP_KEEP] = "keep",
-	[CP_PACE] = "pace", [CP_AUTO] = "auto", [CP_QUEUE] = "queue",
-};
-
-static const char *const rate_names[CP_NR_RATES] = {
-	[CP_RATE_DELIVERY] = "delivery", [CP_RATE_WINDOW] = "window",
-	[CP_RATE_MAX] = "max",
-};
-
-static const char *const counter_names[CC_NR] = {
-	[CC_SSR] = "ssr", [CC_DECAY] = "decay", [CC_KEEP] = "keep",
-	[CC_PACE] = "pace", [CC_AUTO_SSR] = "auto_ssr",
-	[CC_AUTO_PACE] = "auto_pace", [CC_QUEUE_SSR] = "queue_ssr",
-	[CC_QUEUE_PACE] = "queue_pace", [CC_PACE_NO_RATE] = "pace_no_rate",
-	[CC_PACE_ENDED] = "pace_ended", [CC_PACE_ENDED_LOSS] = "pace_ended_loss",
-	[CC_PACE_ENDED_OTHER] = "pace_ended_other",
-	[CC_SHORT_IDLE] = "short_idle", [CC_IW] = "iw",
-	[CC_IW_ROUTE] = "iw_route", [CC_PACE_IW] = "pace_iw",
-	[CC_CWV_DECAY] = "cwv_decay", [CC_CWV_NVP_END] = "cwv_nvp_end",
-};
-
-static const char *const pace_end_names[] = {
+/* Why a paced flight ended; a measured flight's check gives its verdict. */
+static const char *const pace_end_names[CPE_CHECK] = {
 	[CPE_ACK] = "ack", [CPE_LOSS] = "loss", [CPE_RELEASE] = "release",
 	[CPE_NEW] = "new",
 };
@@ -136,18 +105,25 @@ struct param {
 
 static const struct param params[] = {
 	{ "iw", P_IW, OFF(iw), CP_IW_MIN, CP_IW_MAX, NULL, 0,
-	  "initial window: 1..64 segments or rfc3390" },
-	{ "restart", P_CHOICE, OFF(restart), 0, 0, policy_names, BPF_NR_POLICIES,
-	  "ssr | decay | keep | pace | auto | queue" },
+	  "1..64 segments or rfc3390" },
+	{ "restart", P_CHOICE, OFF(restart), 0, 0, cocktail_policy_names,
+	  CP_NR_POLICIES, "ssr | decay | keep | pace | auto | queue | measure" },
 	{ "auto_rtt_us", P_UINT, OFF(auto_rtt_us), 1, 10000000, NULL, 0,
 	  "1..10000000" },
 	{ "queue_pct", P_UINT, OFF(queue_pct), 101, 1000, NULL, 0,
 	  "101..1000" },
-	{ "pace_rate", P_CHOICE, OFF(pace_rate), 0, 0, rate_names, CP_NR_RATES,
-	  "delivery | window | max" },
+	{ "growth", P_CHOICE, OFF(growth), 0, 0, cocktail_growth_names,
+	  CP_NR_GROWTHS, "reno | cubic" },
+	{ "pace_rate", P_CHOICE, OFF(pace_rate), 0, 0, cocktail_rate_names,
+	  CP_NR_RATES, "delivery | window | max" },
 	{ "cwv", P_UINT, OFF(cwv), CP_CWV_OFF, CP_CWV_7661, NULL, 0,
 	  "0 off, 1 RFC 2861, 2 RFC 7661" },
 	{ "pace_iw", P_UINT, OFF(pace_iw), 0, 1, NULL, 0, "0 or 1" },
+	{ "ssthresh_est", P_UINT, OFF(ssthresh_est), 0, 1, NULL, 0, "0 or 1" },
+	{ "check_rtt_pct", P_UINT, OFF(check_rtt_pct), 101, 1000, NULL, 0,
+	  "101..1000" },
+	{ "check_rate_pct", P_UINT, OFF(check_rate_pct), 1, 99, NULL, 0,
+	  "1..99" },
 };
 
 #define NPARAMS (sizeof(params) / sizeof(params[0]))
@@ -455,28 +431,10 @@ static int cmd_get(int argc, char **argv)
 	return 0;
 }
 
-/*
- * growth: the BPF build grows as NewReno, so growth=reno is taken (there
- * is nothing to write) and growth=cubic refused; true when NAME is growth.
- */
-static bool growth_param(const char *name, size_t len, const char *val)
-{
-	if (len != strlen("growth") || strncmp(name, "growth", len))
-		return false;
-	if (streq_nl(val, "reno"))
-		return true;
-	if (streq_nl(val, "cubic"))
-		die("growth: cubic is not in the BPF build (it grows as reno), only in the module; nothing changed");
-	die("growth: invalid value \"%s\": %s (reno; cubic in the module only); nothing changed",
-	    val, strerror(EINVAL));
-	return true;
-}
-
 static int cmd_set(int argc, char **argv)
 {
 	params_t v;
 	__u32 zero = 0;
-	size_t j;
 	int i, fd;
 
 	if (argc < 2)
@@ -492,18 +450,9 @@ static int cmd_set(int argc, char **argv)
 
 		if (!eq)
 			die("%s: expected NAME=VALUE", argv[i]);
-		if (growth_param(argv[i], eq - argv[i], eq + 1))
-			continue;
 		p = find_param(argv[i], eq - argv[i]);
-		for (j = 0; !p && j < sizeof(module_only) / sizeof(module_only[0]); j++)
-			if (strlen(module_only[j]) == (size_t)(eq - argv[i]) &&
-			    !strncmp(module_only[j], argv[i], eq - argv[i]))
-				die("%s: only the module has this parameter (restart=measure); nothing changed",
-				    module_only[j]);
 		if (!p)
 			die("no parameter %.*s", (int)(eq - argv[i]), argv[i]);
-		if (p->off == OFF(restart) && streq_nl(eq + 1, "measure"))
-			die("restart: measure is not in the BPF build, only in the module; nothing changed");
 		if (!parse_param(p, eq + 1, &x))
 			die("%s: invalid value \"%s\": %s (%s); nothing changed",
 			    p->name, eq + 1, strerror(EINVAL), p->help);
@@ -522,7 +471,7 @@ static int cmd_stats(void)
 
 	read_value(PIN_BSS, &b);
 	for (i = 0; i < CC_NR; i++)
-		printf("%s %llu\n", counter_names[i],
+		printf("%s %llu\n", cocktail_counter_names[i],
 		       (unsigned long long)b.counters[i]);
 	return 0;
 }
@@ -543,6 +492,10 @@ static const char *name_of(const char *const *names, unsigned int n,
 	return i < n ? names[i] : "?";
 }
 
+/*
+ * One event as the module's tracepoint prints it, after the trace clock's
+ * "SECONDS.MICROSECONDS: " (CLOCK_MONOTONIC here).
+ */
 static int on_event(void *ctx, void *data, size_t len)
 {
 	const struct cocktail_event *e = data;
@@ -550,19 +503,35 @@ static int on_event(void *ctx, void *data, size_t len)
 	(void)ctx;
 	if (len < sizeof(*e))
 		return 0;
+	printf("%llu.%06llu: ", (unsigned long long)(e->ts_ns / 1000000000),
+	       (unsigned long long)(e->ts_ns % 1000000000 / 1000));
 	if (e->type == CEV_RESTART)
 		printf("cocktail_restart: sport=%u dport=%u requested=%s policy=%s idle_us=%llu rto_us=%u srtt_us=%u path_rtt_us=%u cwnd_before=%u cwnd_after=%u ssthresh=%u pacing_rate=%llu\n",
 		       e->sport, e->dport,
-		       name_of(policy_names, BPF_NR_POLICIES, e->requested),
-		       name_of(policy_names, BPF_NR_POLICIES, e->policy),
+		       name_of(cocktail_policy_names, CP_NR_POLICIES,
+			       e->requested),
+		       name_of(cocktail_policy_names, CP_NR_POLICIES,
+			       e->policy),
 		       (unsigned long long)e->idle_us, e->rto_us, e->srtt_us,
 		       e->path_rtt_us, e->cwnd_before, e->cwnd_after,
 		       e->ssthresh, (unsigned long long)e->pacing_rate);
 	else if (e->type == CEV_PACE_END)
 		printf("cocktail_pace_end: sport=%u dport=%u reason=%s segs=%u duration_us=%u pacing_rate=%llu\n",
 		       e->sport, e->dport,
-		       name_of(pace_end_names, 4, e->reason), e->segs,
-		       e->duration_us, (unsigned long long)e->pacing_rate);
+		       e->reason >= CPE_CHECK ?
+		       name_of(cocktail_check_names, CP_NR_CHECKS,
+			       e->reason - CPE_CHECK) :
+		       name_of(pace_end_names, CPE_CHECK, e->reason),
+		       e->segs, e->duration_us,
+		       (unsigned long long)e->pacing_rate);
+	else if (e->type == CEV_CHECK)
+		printf("cocktail_check: sport=%u dport=%u verdict=%s segs=%u elapsed_us=%u sent_rate=%llu ack_rate=%llu srtt_us=%u min_rtt_us=%u cwnd=%u ssthresh=%u misses=%u\n",
+		       e->sport, e->dport,
+		       name_of(cocktail_check_names, CP_NR_CHECKS, e->verdict),
+		       e->segs, e->duration_us,
+		       (unsigned long long)e->pacing_rate,
+		       (unsigned long long)e->ack_rate, e->srtt_us,
+		       e->path_rtt_us, e->cwnd_after, e->ssthresh, e->misses);
 	fflush(stdout);
 	return 0;
 }

@@ -20,13 +20,23 @@
  * - snd_cwnd_stamp and snd_cwnd_used are read-only here: with
  *   tcp_slow_start_after_idle=1 the kernel's own RFC 2861 decay in
  *   tcp_cwnd_validate() runs besides the cwv parameter, where the module
- *   keeps it out by refreshing the stamp.
+ *   keeps it out by refreshing the stamp; and after a cwv=1 decay
+ *   snd_cwnd_used keeps the kernel's value, where the module clears it.
+ * - The paced flight's cap is put back with a read and a write, not the
+ *   module's compare-and-exchange (a BPF congestion control cannot
+ *   cmpxchg a socket field); the socket is locked here, and only from 6.7
+ *   on may the application write the cap without that lock.
  * - The NewReno steps are kfuncs (tcp_slow_start, tcp_cong_avoid_ai,
  *   tcp_reno_ssthresh, tcp_reno_undo_cwnd); PRR is the kernel's, as for
  *   the module, because neither uses .cong_control.
- * - Events go to a ring buffer (the tool prints them) instead of the
- *   module's tracepoints; counters are global data instead of the stats
- *   parameter; parameters are global data the tool writes.
+ * - Events go to a ring buffer (the tool prints them in the format of
+ *   the module's tracepoints) instead of tracepoints; counters are
+ *   global data instead of the stats parameter, with the module's names
+ *   (kmod/cocktail_state.h); parameters are global data the tool writes.
+ * - Everything else is the module's, function for function: the state
+ *   (struct cocktail, kmod/cocktail_state.h), restart=measure and its
+ *   check, the ACK trains and Hoe's ssthresh estimate, growth=cubic with
+ *   HyStart++.
  *
  * Units: cwnd, ssthresh and initial windows in segments; rates in bytes
  * per second; idle time and RTO in jiffies; RTTs in microseconds.
@@ -38,11 +48,15 @@
 #include <bpf/bpf_endian.h>
 
 #include "../kmod/cocktail_policy.h"
+#include "../kmod/cocktail_state.h"
 #include "cocktail_bpf.h"
 
 char _license[] SEC("license") = "GPL";
 
-/* Round trips a rate sample stays in the windowed max: the module's. */
+/*
+ * Round trips a rate sample stays in the windowed max: the module's
+ * (tcp_cocktail.c says why).
+ */
 #define COCKTAIL_BW_ROUNDS	10
 /* include/linux/net.h: the socket's send buffer is full. */
 #define COCKTAIL_SOCK_NOSPACE	2
@@ -53,6 +67,10 @@ char _license[] SEC("license") = "GPL";
 #define COCKTAIL_SO_MAX_PACING_RATE	47
 /* The largest cap bpf_setsockopt() takes; ~0U means no cap. */
 #define COCKTAIL_RATE_MAX_BPF	0xfffffffeULL
+/* include/net/tcp.h: ssthresh before the first congestion event. */
+#define COCKTAIL_INFINITE_SSTHRESH	0x7fffffffU
+/* Saturated 32-bit rate in struct cocktail: reads back as "no cap". */
+#define COCKTAIL_RATE32_MAX	0xffffffffU
 
 extern unsigned int CONFIG_HZ __kconfig __weak;
 
@@ -70,15 +88,19 @@ __u32 iw = 10;
 __u32 restart = CP_AUTO;
 __u32 auto_rtt_us = 100000;
 __u32 queue_pct = 120;
+__u32 growth SEC(".data") = CP_GROWTH_RENO;
+__u32 pace_rate = CP_RATE_MAX;
 __u32 cwv = CP_CWV_2861;
 __u32 pace_iw SEC(".data") = 0;
-__u32 pace_rate = CP_RATE_MAX;
+__u32 ssthresh_est = 1;
+__u32 check_rtt_pct = 125;
+__u32 check_rate_pct = 75;
 
 /*
- * Counters (enum cocktail_counter), read by the tool; 32 slots so that
- * masking an index with 31 proves it in bounds to the verifier.
+ * Counters (enum cocktail_counter), read by the tool; a power of two of
+ * slots so that masking an index proves it in bounds to the verifier.
  */
-#define COCKTAIL_COUNTER_SLOTS	32
+#define COCKTAIL_COUNTER_SLOTS	64
 _Static_assert(CC_NR <= COCKTAIL_COUNTER_SLOTS, "counter slots");
 __u64 counters[COCKTAIL_COUNTER_SLOTS];
 
@@ -87,29 +109,7 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } events SEC(".maps");
 
-/* Per-connection state, in icsk_ca_priv (104 bytes on 6.1). */
-struct cocktail {
-	struct cp_maxwin bw;		/* windowed max delivery rate, B/s */
-	__u64 pace_prev_rate;		/* B/s: sk_pacing_rate before pacing */
-	__u64 pace_prev_max;		/* B/s: sk_max_pacing_rate before */
-	__u64 pace_rate;		/* B/s: rate of the paced flight */
-	__u32 round;			/* round trips counted on ACKs */
-	__u32 round_end_seq;		/* seq: snd_nxt when this round began */
-	__u32 round_delivered;		/* segs: tp->delivered when it began */
-	__u32 pipeack[2];		/* segs delivered in the last 2 rounds */
-	__u32 snap_cwnd;		/* segs: cwnd at CA_EVENT_CWND_RESTART */
-	__u32 snap_ssthresh;		/* segs: ssthresh at the same moment */
-	__u32 pace_end_seq;		/* seq: pacing ends when snd_una passes */
-	__u32 pace_start_us;		/* us: low 32 bits of tcp_mstamp */
-	__u32 pace_start_segs;		/* segs: data_segs_out at the start */
-	__u32 cwv_stamp;		/* jiffies: last cwnd-limited or decay */
-	__u32 nvp_stamp;		/* jiffies: RFC 7661 NVP start */
-	__u8 snap_valid;		/* snap_* hold the kernel's pre-cut */
-	__u8 pacing;			/* a paced flight is in progress */
-	__u8 nvp;			/* cwv=2: in a non-validated period */
-	__u8 iw_pending;		/* apply iw at the first data segment */
-	__u8 pace_prev_status;		/* sk_pacing_status before pacing */
-};
+_Static_assert(sizeof(struct cocktail) <= 104, "icsk_ca_priv is 104 bytes");
 
 static __always_inline struct cocktail *ca_of(struct sock *sk)
 {
@@ -126,6 +126,11 @@ static __always_inline struct inet_connection_sock *icsk_of(struct sock *sk)
 	return (struct inet_connection_sock *)sk;
 }
 
+static __always_inline __u32 hz(void)
+{
+	return CONFIG_HZ ? CONFIG_HZ : 250;
+}
+
 static __always_inline __u32 jiffies32(void)
 {
 	return (__u32)bpf_jiffies64();
@@ -133,9 +138,7 @@ static __always_inline __u32 jiffies32(void)
 
 static __always_inline __u64 jiffies_to_us(__u64 j)
 {
-	__u32 hz = CONFIG_HZ ? CONFIG_HZ : 250;
-
-	return j * CP_USEC_PER_SEC / hz;
+	return j * CP_USEC_PER_SEC / hz();
 }
 
 static __always_inline __u32 srtt_us(const struct tcp_sock *tp)
@@ -143,9 +146,16 @@ static __always_inline __u32 srtt_us(const struct tcp_sock *tp)
 	return tp->srtt_us >> 3;
 }
 
+/* tcp_min_rtt(): ~0U without a sample. */
 static __always_inline __u32 min_rtt_us(const struct tcp_sock *tp)
 {
 	return tp->rtt_min.s[0].v;
+}
+
+/* The path's minimum RTT in us: the kernel's windowed min, else srtt. */
+static __always_inline __u32 path_rtt_us(const struct tcp_sock *tp)
+{
+	return cp_path_rtt_us(min_rtt_us(tp), srtt_us(tp));
 }
 
 static __always_inline void count(__u32 c)
@@ -175,6 +185,18 @@ static __always_inline bool in_slow_start(const struct tcp_sock *tp)
 	return tp->snd_cwnd < tp->snd_ssthresh;
 }
 
+static __always_inline bool in_initial_slowstart(const struct tcp_sock *tp)
+{
+	return tp->snd_ssthresh >= COCKTAIL_INFINITE_SSTHRESH;
+}
+
+/* include/net/tcp.h tcp_packets_in_flight() */
+static __always_inline __u32 packets_in_flight(const struct tcp_sock *tp)
+{
+	return tp->packets_out - (tp->sacked_out + tp->lost_out) +
+	       tp->retrans_out;
+}
+
 /* include/net/tcp.h tcp_is_cwnd_limited() */
 static __always_inline bool is_cwnd_limited(struct sock *sk)
 {
@@ -185,6 +207,23 @@ static __always_inline bool is_cwnd_limited(struct sock *sk)
 	if (in_slow_start(tp))
 		return tp->snd_cwnd < 2 * tp->max_packets_out;
 	return false;
+}
+
+/* A ring buffer record of @type for @sk, zeroed; NULL when it is full. */
+static __always_inline struct cocktail_event *
+event_new(struct sock *sk, __u32 type)
+{
+	struct cocktail_event *e;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e)
+		return NULL;
+	__builtin_memset(e, 0, sizeof(*e));
+	e->type = type;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->sport = sk->__sk_common.skc_num;
+	e->dport = bpf_ntohs(sk->__sk_common.skc_dport);
+	return e;
 }
 
 /* ---- initial window ------------------------------------------------ */
@@ -206,6 +245,7 @@ static __always_inline __u32 route_initcwnd(struct sock *sk)
 	return v;
 }
 
+/* IW in segments: the route's initcwnd when set, else the iw parameter. */
 static __always_inline __u32 iw_segs(struct sock *sk, bool *route)
 {
 	__u32 metric = route_initcwnd(sk);
@@ -240,7 +280,123 @@ static __always_inline void set_iw(struct sock *sk)
 	count(CC_IW);
 }
 
+/* ---- growth: CUBIC and HyStart++ ----------------------------------- */
+
+/* CUBIC's clock, ms: tcp_mstamp / 1000, low 32 bits (wrap-safe). */
+static __always_inline __u32 now_ms(const struct tcp_sock *tp)
+{
+	return (__u32)(tp->tcp_mstamp / 1000);
+}
+
+/* The initial slow start is over: CUBIC takes the words over. */
+static __always_inline void hystart_end(struct sock *sk)
+{
+	struct cocktail *ca = ca_of(sk);
+
+	if (!ca->hystart)
+		return;
+	ca->hystart = 0;
+	__builtin_memset(&ca->cu, 0, sizeof(ca->cu));
+	ca->cu.cwnd_prior = tp_of(sk)->snd_cwnd;
+}
+
+/* A round ended during the initial slow start. */
+static __always_inline void hystart_round(struct sock *sk)
+{
+	struct cocktail *ca = ca_of(sk);
+	struct tcp_sock *tp = tp_of(sk);
+
+	if (cp_hystart_round(&ca->hs) != CP_HS_EXIT)
+		return;
+	tp->snd_ssthresh = tp->snd_cwnd;
+	count(CC_HYSTART_EXIT);
+	hystart_end(sk);
+}
+
+/* An ACK's RTT sample (us, <= 0: none) during the initial slow start. */
+static __always_inline void hystart_rtt(struct sock *sk, __s32 rtt_us)
+{
+	struct cocktail *ca = ca_of(sk);
+
+	if (rtt_us <= 0)
+		return;
+	switch (cp_hystart_rtt(&ca->hs, rtt_us)) {
+	case CP_HS_CSS:
+		count(CC_HYSTART_CSS);
+		break;
+	case CP_HS_RESUME:
+		count(CC_HYSTART_RESUME);
+		break;
+	default:
+		break;
+	}
+}
+
+/* growth=cubic on an ACK that may grow the window. */
+static __always_inline void cubic_grow(struct sock *sk, __u32 acked)
+{
+	struct cocktail *ca = ca_of(sk);
+	struct tcp_sock *tp = tp_of(sk);
+	__u32 cwnd, w, cnt;
+
+	if (in_slow_start(tp)) {
+		if (ca->hystart)
+			acked = cp_hystart_grow(&ca->hs, acked);
+		acked = acked ? tcp_slow_start(tp, acked) : 0;
+		if (!acked)
+			return;
+	}
+	hystart_end(sk);
+	cwnd = tp->snd_cwnd;
+	w = cp_cubic_ack(&ca->cu, cwnd, acked, now_ms(tp),
+			 srtt_us(tp) / 1000, &cnt);
+	if (w > cwnd)
+		set_cwnd(tp, w);
+	else if (cnt)
+		tcp_cong_avoid_ai(tp, cnt, acked);
+}
+
+/* The window did not grow for this ACK: the epoch ends. */
+static __always_inline void cubic_hold(struct sock *sk)
+{
+	struct cocktail *ca = ca_of(sk);
+
+	if (ca->cubic && !ca->hystart)
+		ca->cu.w_est = 0;
+}
+
+/* The first transmit after @idle jiffies: idle earns CUBIC no growth. */
+static __always_inline void cubic_idle(struct sock *sk, __u32 idle,
+				       bool restart)
+{
+	struct cocktail *ca = ca_of(sk);
+
+	if (!ca->cubic)
+		return;
+	if (ca->hystart) {
+		if (restart)
+			cp_hystart_init(&ca->hs);
+		return;
+	}
+	if (restart)
+		ca->cu.w_est = 0;
+	else if (ca->cu.w_est)
+		ca->cu.t0_ms += (__u32)((__u64)idle * 1000 / hz());
+}
+
 /* ---- pacing -------------------------------------------------------- */
+
+/* A rate in B/s as kept in struct cocktail: saturated at 2^32 - 1. */
+static __always_inline __u32 rate32(__u64 rate)
+{
+	return rate >= COCKTAIL_RATE32_MAX ? COCKTAIL_RATE32_MAX : rate;
+}
+
+/* ... and back: the saturated value is ~0, no cap. */
+static __always_inline __u64 rate_ul(__u32 rate)
+{
+	return rate == COCKTAIL_RATE32_MAX ? ~0ULL : rate;
+}
 
 static __always_inline int set_max_pacing_rate(struct sock *sk, __u64 rate)
 {
@@ -251,26 +407,6 @@ static __always_inline int set_max_pacing_rate(struct sock *sk, __u64 rate)
 			      COCKTAIL_SO_MAX_PACING_RATE, &val, sizeof(val));
 }
 
-static __always_inline void pace_event(struct sock *sk, struct cocktail *ca,
-				       __u32 reason)
-{
-	struct tcp_sock *tp = tp_of(sk);
-	struct cocktail_event *e;
-
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e)
-		return;
-	__builtin_memset(e, 0, sizeof(*e));
-	e->type = CEV_PACE_END;
-	e->sport = sk->__sk_common.skc_num;
-	e->dport = bpf_ntohs(sk->__sk_common.skc_dport);
-	e->reason = reason;
-	e->segs = tp->data_segs_out - ca->pace_start_segs;
-	e->duration_us = (__u32)tp->tcp_mstamp - ca->pace_start_us;
-	e->pacing_rate = ca->pace_rate;
-	bpf_ringbuf_submit(e, 0);
-}
-
 /*
  * End the paced flight.  @may_setsockopt is false in release(), where the
  * kernel refuses bpf_setsockopt(): the cap stays (see the header).
@@ -279,25 +415,33 @@ static __always_inline void pace_stop(struct sock *sk, enum cocktail_counter why
 				      __u32 reason, bool may_setsockopt)
 {
 	struct cocktail *ca = ca_of(sk);
+	struct tcp_sock *tp = tp_of(sk);
+	struct cocktail_event *e;
 	__u64 cur;
 
 	if (!ca->pacing)
 		return;
 	ca->pacing = 0;
 	count(why);
-	pace_event(sk, ca, reason);
+	e = event_new(sk, CEV_PACE_END);
+	if (e) {
+		e->reason = reason;
+		e->segs = (__u16)(tp->data_segs_out - ca->pace_start_segs);
+		e->duration_us = (__u32)tp->tcp_mstamp - ca->pace_start_us;
+		e->pacing_rate = ca->pace_rate;
+		bpf_ringbuf_submit(e, 0);
+	}
 
 	/*
 	 * Put back the cap only if it is still the one the flight set: an
 	 * application that set SO_MAX_PACING_RATE meanwhile wins, and if it
 	 * set ~0 (no cap) it asked for no pacing, so the status goes back.
-	 * The socket is locked here; bpf_setsockopt() writes under it too.
 	 */
 	cur = sk->sk_max_pacing_rate;
 	if (cur == ca->pace_rate) {
 		if (may_setsockopt)
-			set_max_pacing_rate(sk, ca->pace_prev_max);
-		sk->sk_pacing_rate = ca->pace_prev_rate;
+			set_max_pacing_rate(sk, rate_ul(ca->pace_prev_max));
+		sk->sk_pacing_rate = rate_ul(ca->pace_prev_rate);
 	} else if (cur != ~0UL) {
 		return;
 	}
@@ -313,11 +457,11 @@ static __always_inline void pace_start(struct sock *sk, __u64 rate)
 	struct tcp_sock *tp = tp_of(sk);
 
 	pace_stop(sk, CC_PACE_ENDED_OTHER, CPE_NEW, true);
+	ca->pace_prev_status = sk->sk_pacing_status;
+	ca->pace_prev_rate = rate32(sk->sk_pacing_rate);
+	ca->pace_prev_max = rate32(sk->sk_max_pacing_rate);
 	if (rate > COCKTAIL_RATE_MAX_BPF)
 		rate = COCKTAIL_RATE_MAX_BPF;
-	ca->pace_prev_status = sk->sk_pacing_status;
-	ca->pace_prev_rate = sk->sk_pacing_rate;
-	ca->pace_prev_max = sk->sk_max_pacing_rate;
 	ca->pace_rate = rate;
 	ca->pace_end_seq = tp->snd_nxt;
 	ca->pace_start_us = (__u32)tp->tcp_mstamp;
@@ -327,6 +471,195 @@ static __always_inline void pace_start(struct sock *sk, __u64 rate)
 		return;
 	ca->pacing = 1;
 	sk->sk_pacing_rate = rate;
+}
+
+/* ---- measured restart ---------------------------------------------- */
+
+/* The filters age when a sample arrives (tcp_cocktail.c says why). */
+static __always_inline void age_filters(struct cocktail *ca)
+{
+	cp_maxwin_update(&ca->bw, ca->round, COCKTAIL_BW_ROUNDS, 0);
+	cp_maxwin_update(&ca->cap, ca->round, COCKTAIL_BW_ROUNDS, 0);
+}
+
+/* The pre-idle rate a restart paces at, in B/s; 0 without any rate. */
+static __always_inline __u64 restart_rate(struct sock *sk, __u32 cwnd)
+{
+	struct cocktail *ca = ca_of(sk);
+	struct tcp_sock *tp = tp_of(sk);
+	__u64 cap = sk->sk_max_pacing_rate;
+
+	if (cap > COCKTAIL_RATE_MAX_BPF)
+		cap = COCKTAIL_RATE_MAX_BPF;
+	age_filters(ca);
+	return cp_pace_rate(cp_maxwin_get(&ca->bw), cwnd, tp->mss_cache,
+			    srtt_us(tp), cap, (enum cp_pace_rate)pace_rate);
+}
+
+/* The ACK train's rate in B/s, 0 while too few segments tell it. */
+static __always_inline __u64 train_rate(struct sock *sk)
+{
+	struct cocktail *ca = ca_of(sk);
+	struct tcp_sock *tp = tp_of(sk);
+	__u32 segs = tp->delivered - ca->train_delivered;
+
+	if (ca->mstate != CM_CHECK || segs < CP_CHECK_MIN_SEGS)
+		return 0;
+	return cp_rate(segs, tp->mss_cache,
+		       (__u32)tp->tcp_mstamp - ca->train_us, CP_U64_MAX);
+}
+
+/* The check of a measured restart reached @verdict; returns the window. */
+static __always_inline __u32 check_end(struct sock *sk, enum cp_check verdict)
+{
+	struct cocktail *ca = ca_of(sk);
+	struct tcp_sock *tp = tp_of(sk);
+	__u32 min_rtt = path_rtt_us(tp);
+	__u64 ack_rate = train_rate(sk);
+	__u32 segs = ca->mstate == CM_CHECK ?
+		     tp->delivered - ca->train_delivered : 0;
+	__u64 rate = ca->pace_rate;
+	__u32 cwnd = tp->snd_cwnd;
+	struct cocktail_event *e;
+	__u32 bdp;
+
+	if (verdict == CP_CHECK_FULL) {
+		if (tp->packets_out)
+			cwnd = cp_min(cwnd, packets_in_flight(tp) +
+					    CP_MEASURE_EXTRA_SEGS);
+	} else {
+		rate = cp_exit_rate(verdict, ca->pace_rate, ack_rate,
+				    srtt_us(tp), min_rtt);
+		bdp = cp_bdp_segs(rate, min_rtt, tp->mss_cache);
+		cwnd = cp_max(bdp, CP_SSTHRESH_MIN);
+		if (verdict != CP_CHECK_LOSS)
+			tp->snd_ssthresh = cwnd;
+	}
+	if (verdict != CP_CHECK_LOSS)
+		set_cwnd(tp, cwnd);
+	ca->mstate = CM_NONE;
+	ca->misses = cp_measure_misses(ca->misses, verdict);
+	count(cocktail_check_counter(verdict));
+	e = event_new(sk, CEV_CHECK);
+	if (e) {
+		e->verdict = verdict;
+		e->segs = segs;
+		e->duration_us = (__u32)tp->tcp_mstamp - ca->train_us;
+		e->pacing_rate = ca->pace_rate;
+		e->ack_rate = ack_rate;
+		e->srtt_us = srtt_us(tp);
+		e->path_rtt_us = min_rtt;
+		e->cwnd_after = tp->snd_cwnd;
+		e->ssthresh = tp->snd_ssthresh;
+		e->misses = ca->misses;
+		bpf_ringbuf_submit(e, 0);
+	}
+	pace_stop(sk, verdict == CP_CHECK_LOSS ?
+		  CC_PACE_ENDED_LOSS : CC_PACE_ENDED, CPE_CHECK + verdict, true);
+	return cwnd;
+}
+
+/* Every ACK while a measured flight is out (.pkts_acked). */
+static __always_inline void check_ack(struct sock *sk, __s32 rtt_us)
+{
+	struct cocktail *ca = ca_of(sk);
+	struct tcp_sock *tp = tp_of(sk);
+	enum cp_check verdict;
+
+	if (ca->mstate == CM_FLIGHT) {
+		ca->mstate = CM_CHECK;
+		ca->train_us = (__u32)tp->tcp_mstamp;
+		ca->train_delivered = tp->delivered;
+		ca->pace_end_seq = tp->snd_nxt;
+	}
+	if (!tp->packets_out) {
+		check_end(sk, CP_CHECK_FULL);
+		return;
+	}
+	verdict = cp_check_ack(rtt_us > 0 ? rtt_us : 0, path_rtt_us(tp),
+			       check_rtt_pct,
+			       tp->delivered - ca->train_delivered,
+			       (__u32)tp->tcp_mstamp - ca->train_us,
+			       tp->mss_cache, ca->pace_rate, check_rate_pct);
+	if (verdict == CP_CHECK_GOING && !cp_before(tp->snd_una,
+						    ca->pace_end_seq))
+		verdict = CP_CHECK_FULL;
+	if (verdict != CP_CHECK_GOING)
+		check_end(sk, verdict);
+}
+
+/* ACK trains and Hoe's estimate (tcp_cocktail.c says how). */
+static __always_inline void train_ack(struct sock *sk, __u32 acked)
+{
+	struct cocktail *ca = ca_of(sk);
+	struct tcp_sock *tp = tp_of(sk);
+	__u32 now = (__u32)tp->tcp_mstamp, prev = (__u32)tp->delivered_mstamp;
+	__u32 segs, span, est;
+	__u64 rate;
+
+	if (!acked)
+		return;
+	segs = tp->delivered - acked - ca->train_delivered;
+	span = prev - ca->train_us;
+	if (ca->train == CT_TRAIN &&
+	    !cp_after(tp->snd_una, ca->round_end_seq) &&
+	    !cp_train_breaks(segs, span, acked, now - prev))
+		return;
+	/* The train ended at the previous ACK; this one starts the next. */
+	if (ca->train == CT_TRAIN && span) {
+		rate = cp_rate(segs, tp->mss_cache, span, CP_U64_MAX);
+		if (segs >= CP_TRAIN_MIN_SEGS &&
+		    cp_train_plausible(rate, span, cp_maxwin_get(&ca->bw),
+				       path_rtt_us(tp)))
+			cp_maxwin_update(&ca->cap, ca->round,
+					 COCKTAIL_BW_ROUNDS, rate);
+		if (ca->hoe && segs >= CP_HOE_MIN_SEGS) {
+			ca->hoe = 0;
+			est = cp_hoe_ssthresh(segs, span, tp->mss_cache,
+					      path_rtt_us(tp));
+			if (est && in_initial_slowstart(tp) &&
+			    ca_state(sk) == TCP_CA_Open) {
+				tp->snd_ssthresh = cp_min(est,
+							  tp->snd_cwnd_clamp);
+				count(CC_SSTHRESH_EST);
+			}
+		}
+	}
+	ca->train = CT_TRAIN;
+	ca->train_us = now;
+	ca->train_delivered = tp->delivered;
+}
+
+/* restart=measure: size, pace and check the flight; 0: fell back to ssr. */
+static __always_inline __u64 measure_restart(struct sock *sk, __u32 before,
+					     __u32 *cwnd)
+{
+	struct cocktail *ca = ca_of(sk);
+	struct tcp_sock *tp = tp_of(sk);
+	__u32 floor = cp_restart_ssr(before, iw_now(sk));
+	__u64 cap = sk->sk_max_pacing_rate;
+	__u64 rate;
+	__u32 bdp;
+
+	if (cap > COCKTAIL_RATE_MAX_BPF)
+		cap = COCKTAIL_RATE_MAX_BPF;
+	rate = cp_path_rate(restart_rate(sk, before), cp_maxwin_get(&ca->cap),
+			    cap);
+	bdp = cp_bdp_segs(rate, path_rtt_us(tp), tp->mss_cache);
+	if (!bdp) {
+		count(CC_MEASURE_NO_RATE);
+		*cwnd = floor;
+		return 0;
+	}
+	*cwnd = cp_measure_cwnd(bdp, ca->misses, floor);
+	pace_start(sk, rate);
+	if (!ca->pacing) {
+		count(CC_MEASURE_NO_RATE);
+		*cwnd = floor;
+		return 0;
+	}
+	ca->mstate = CM_FLIGHT;
+	return rate;
 }
 
 /* ---- restart after idle -------------------------------------------- */
@@ -339,22 +672,31 @@ static __always_inline void snapshot(struct sock *sk)
 	/* Keep the first snapshot: a second restart would see the cut cwnd. */
 	if (ca->snap_valid)
 		return;
+	/* Nothing in flight: a train still open ends (its words are reused). */
+	if (ca->mstate)
+		check_end(sk, CP_CHECK_FULL);
+	ca->train = CT_WAIT;
+	ca->hoe = 0;
 	ca->snap_cwnd = tp->snd_cwnd;
 	ca->snap_ssthresh = tp->snd_ssthresh;
 	ca->snap_valid = 1;
 }
 
+static __always_inline __u32 restart_ssthresh(struct sock *sk,
+					      enum cp_policy policy,
+					      __u32 ssthresh, __u32 cwnd)
+{
+	/* tcp_current_ssthresh(): in CWR or Recovery ssthresh stays. */
+	if ((1 << ca_state(sk)) & ((1 << TCP_CA_CWR) | (1 << TCP_CA_Recovery)))
+		return ssthresh;
+	return cp_restart_ssthresh(policy, ssthresh, cwnd);
+}
+
 static __always_inline __u64 pace_restart(struct sock *sk, __u32 cwnd)
 {
-	struct tcp_sock *tp = tp_of(sk);
 	struct cocktail *ca = ca_of(sk);
-	__u64 cap = sk->sk_max_pacing_rate;
-	__u64 rate;
+	__u64 rate = restart_rate(sk, cwnd);
 
-	if (cap > COCKTAIL_RATE_MAX_BPF)
-		cap = COCKTAIL_RATE_MAX_BPF;
-	rate = cp_pace_rate(cp_maxwin_get(&ca->bw), cwnd, tp->mss_cache,
-			    srtt_us(tp), cap, (enum cp_pace_rate)pace_rate);
 	if (!rate) {
 		count(CC_PACE_NO_RATE);
 		return 0;
@@ -369,48 +711,50 @@ static __always_inline void restart_apply(struct sock *sk, __u32 idle)
 	struct tcp_sock *tp = tp_of(sk);
 	__u32 rto = icsk_of(sk)->icsk_rto;
 	__u32 srtt = srtt_us(tp);
-	__u32 min_rtt = min_rtt_us(tp);
-	__u32 path_rtt = cp_path_rtt_us(min_rtt, srtt);
 	enum cp_policy req = (enum cp_policy)restart;
-	enum cp_policy pol;
-	__u32 before, ssthresh, after;
 	struct cocktail_event *e;
+	__u32 before, ssthresh, after;
+	enum cp_policy pol;
 	__u64 rate = 0;
 
-	pol = cp_resolve_policy(req, srtt, min_rtt, auto_rtt_us, queue_pct);
+	/* queue needs the raw min RTT: ~0U says there is no sample. */
+	pol = cp_resolve_policy(req, srtt, min_rtt_us(tp), auto_rtt_us,
+				queue_pct);
 	before = ca->snap_valid ? ca->snap_cwnd : tp->snd_cwnd;
 	ssthresh = ca->snap_valid ? ca->snap_ssthresh : tp->snd_ssthresh;
 
 	after = cp_restart_cwnd(pol, before, iw_now(sk), idle, rto);
-	/* tcp_current_ssthresh(): in CWR or Recovery ssthresh stays. */
-	if ((1 << ca_state(sk)) & ((1 << TCP_CA_CWR) | (1 << TCP_CA_Recovery)))
-		tp->snd_ssthresh = ssthresh;
-	else
-		tp->snd_ssthresh = cp_restart_ssthresh(pol, ssthresh, before);
+	if (pol == CP_MEASURE) {
+		rate = measure_restart(sk, before, &after);
+		/* Without a rate measure acted as ssr: so does ssthresh. */
+		if (!rate)
+			ssthresh = restart_ssthresh(sk, CP_SSR, ssthresh,
+						    before);
+	} else {
+		ssthresh = restart_ssthresh(sk, pol, ssthresh, before);
+	}
+	tp->snd_ssthresh = ssthresh;
 	set_cwnd(tp, after);
 	ca->cwv_stamp = jiffies32();
 	if (pol == CP_PACE)
 		rate = pace_restart(sk, before);
 
-	count((enum cocktail_counter)pol);
+	count(cocktail_policy_counter(pol));
+	count(CC_IDLE_RTO_1 + cp_idle_bucket(idle, rto));
 	if (req == CP_AUTO)
 		count(pol == CP_SSR ? CC_AUTO_SSR : CC_AUTO_PACE);
 	else if (req == CP_QUEUE)
 		count(pol == CP_SSR ? CC_QUEUE_SSR : CC_QUEUE_PACE);
 
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	e = event_new(sk, CEV_RESTART);
 	if (!e)
 		return;
-	__builtin_memset(e, 0, sizeof(*e));
-	e->type = CEV_RESTART;
-	e->sport = sk->__sk_common.skc_num;
-	e->dport = bpf_ntohs(sk->__sk_common.skc_dport);
 	e->requested = req;
 	e->policy = pol;
 	e->idle_us = jiffies_to_us(idle);
 	e->rto_us = jiffies_to_us(rto);
 	e->srtt_us = srtt;
-	e->path_rtt_us = path_rtt;
+	e->path_rtt_us = path_rtt_us(tp);
 	e->cwnd_before = before;
 	e->cwnd_after = tp->snd_cwnd;
 	e->ssthresh = tp->snd_ssthresh;
@@ -441,6 +785,8 @@ static __always_inline void first_flight(struct sock *sk)
 		ca->iw_pending = 0;
 		set_iw(sk);
 	}
+	if (ssthresh_est && in_initial_slowstart(tp))
+		ca->hoe = 1;
 	if (!pace_iw)
 		return;
 	if (cap > COCKTAIL_RATE_MAX_BPF)
@@ -453,47 +799,67 @@ static __always_inline void first_flight(struct sock *sk)
 		count(CC_PACE_IW);
 }
 
+/* First transmit after the connection was idle (nothing outstanding). */
+static __always_inline void idle_restart(struct sock *sk)
+{
+	struct cocktail *ca = ca_of(sk);
+	struct tcp_sock *tp = tp_of(sk);
+	__u32 idle = cp_elapsed(jiffies32(), tp->lsndtime);
+	bool restart = cp_idle_exceeds_rto(idle, icsk_of(sk)->icsk_rto);
+
+	if (restart)
+		restart_apply(sk, idle);
+	else if (ca->snap_valid)
+		restart_undo(sk);
+	cubic_idle(sk, idle, restart);
+}
+
 /* CA_EVENT_TX_START: first transmit with nothing in flight. */
 static __always_inline void tx_start(struct sock *sk)
 {
 	struct cocktail *ca = ca_of(sk);
 	struct tcp_sock *tp = tp_of(sk);
 
-	if (!tp->data_segs_out) {
+	if (!tp->data_segs_out)
 		first_flight(sk);
-	} else if (!tp->packets_out) {
-		__u32 idle = cp_elapsed(jiffies32(), tp->lsndtime);
-
-		if (cp_idle_exceeds_rto(idle, icsk_of(sk)->icsk_rto))
-			restart_apply(sk, idle);
-		else if (ca->snap_valid)
-			restart_undo(sk);
-	}
+	else if (!tp->packets_out)
+		idle_restart(sk);
 	ca->snap_valid = 0;
 }
 
 /* ---- per-ACK bookkeeping ------------------------------------------- */
 
+/* A round ends when snd_una passes the snd_nxt of the round's start. */
 static __always_inline void update_round(struct sock *sk)
 {
 	struct cocktail *ca = ca_of(sk);
 	struct tcp_sock *tp = tp_of(sk);
+	__u32 d;
 
-	if (!cp_after(tp->snd_una, ca->round_end_seq))
+	if (!cp_after(tp->snd_una, ca->round_end_seq) ||
+	    tp->delivered == ca->round_delivered)
 		return;
 	ca->round++;
 	ca->round_end_seq = tp->snd_nxt;
 	ca->pipeack[1] = ca->pipeack[0];
-	ca->pipeack[0] = tp->delivered - ca->round_delivered;
+	d = tp->delivered - ca->round_delivered;
+	ca->pipeack[0] = d > 0xffff ? 0xffff : d;
 	ca->round_delivered = tp->delivered;
+	if (ca->hystart)
+		hystart_round(sk);
 }
 
+/* Feed the kernel's saved rate sample, once, into the windowed max. */
 static __always_inline void sample_bw(struct sock *sk)
 {
 	struct cocktail *ca = ca_of(sk);
 	struct tcp_sock *tp = tp_of(sk);
+	__u32 sig = cp_sample_sig(tp->rate_delivered, tp->rate_interval_us);
 	__u64 bw;
 
+	if (sig == ca->bw_sig)
+		return;
+	ca->bw_sig = sig;
 	bw = cp_rate(tp->rate_delivered, tp->mss_cache, tp->rate_interval_us,
 		     CP_U64_MAX);
 	if (!bw || (BPF_CORE_READ_BITFIELD(tp, rate_app_limited) &&
@@ -515,6 +881,7 @@ static __always_inline bool app_limited_decay_ok(struct sock *sk)
 	return !(BPF_CORE_READ(so, flags) & (1UL << COCKTAIL_SOCK_NOSPACE));
 }
 
+/* cwv=1: RFC 2861 decay after one RTO of application-limited sending. */
 static __always_inline void cwv_2861(struct sock *sk)
 {
 	struct cocktail *ca = ca_of(sk);
@@ -540,6 +907,7 @@ static __always_inline void cwv_2861(struct sock *sk)
 	}
 }
 
+/* cwv=2: RFC 7661 validated / non-validated period. */
 static __always_inline void cwv_7661(struct sock *sk)
 {
 	struct cocktail *ca = ca_of(sk);
@@ -547,9 +915,8 @@ static __always_inline void cwv_7661(struct sock *sk)
 	__u32 pipeack = cp_max(ca->pipeack[0], ca->pipeack[1]);
 	__u32 cwnd = tp->snd_cwnd;
 	__u32 now = jiffies32();
-	__u32 hz = CONFIG_HZ ? CONFIG_HZ : 250;
 
-	if (cp_cwv7661_validated(pipeack, cwnd)) {
+	if (pipeack == 0xffff || cp_cwv7661_validated(pipeack, cwnd)) {
 		ca->nvp = 0;
 		return;
 	}
@@ -558,7 +925,7 @@ static __always_inline void cwv_7661(struct sock *sk)
 		ca->nvp_stamp = now;
 		return;
 	}
-	if (cp_elapsed(now, ca->nvp_stamp) < CP_NVP_SECONDS * hz)
+	if (cp_elapsed(now, ca->nvp_stamp) < CP_NVP_SECONDS * hz())
 		return;
 	ca->nvp_stamp = now;
 	if (!app_limited_decay_ok(sk))
@@ -594,6 +961,14 @@ void BPF_PROG(cocktail_init, struct sock *sk)
 	ca->cwv_stamp = jiffies32();
 	ca->pace_prev_status = SK_PACING_NONE;
 	cp_maxwin_reset(&ca->bw, 0);
+	cp_maxwin_reset(&ca->cap, 0);
+	if (growth == CP_GROWTH_CUBIC) {
+		ca->cubic = 1;
+		/* HyStart++ is for the initial slow start only (RFC 9406) */
+		ca->hystart = in_initial_slowstart(tp);
+		if (ca->hystart)
+			cp_hystart_init(&ca->hs);
+	}
 
 	/* Switched to cocktail_bpf on a running connection: keep its window. */
 	if (BPF_CORE_READ_BITFIELD(icsk_of(sk), icsk_ca_initialized))
@@ -611,32 +986,76 @@ void BPF_PROG(cocktail_release, struct sock *sk)
 	pace_stop(sk, CC_PACE_ENDED_OTHER, CPE_RELEASE, false);
 }
 
+/* Loss, RTO or ECN: Reno's or CUBIC's ssthresh, or the check's verdict. */
 SEC("struct_ops/cocktail_ssthresh")
 __u32 BPF_PROG(cocktail_ssthresh, struct sock *sk)
 {
-	return tcp_reno_ssthresh(sk);
+	struct cocktail *ca = ca_of(sk);
+	__u32 base;
+
+	ca->hoe = 0;
+	if (ca->cubic) {
+		hystart_end(sk);
+		base = cp_cubic_loss(&ca->cu, tp_of(sk)->snd_cwnd);
+	} else {
+		base = tcp_reno_ssthresh(sk);
+	}
+	if (!ca->mstate)
+		return base;
+	return cp_max(cp_min(base, check_end(sk, CP_CHECK_LOSS)),
+		      CP_SSTHRESH_MIN);
 }
 
+/* A spurious reduction undone: CUBIC takes back its W_max too. */
 SEC("struct_ops/cocktail_undo_cwnd")
 __u32 BPF_PROG(cocktail_undo_cwnd, struct sock *sk)
 {
+	struct cocktail *ca = ca_of(sk);
+
+	if (ca->cubic && !ca->hystart) {
+		ca->cu.w_max = cp_max(ca->cu.w_max, ca->cu.cwnd_prior);
+		ca->cu.w_est = 0;
+	}
 	return tcp_reno_undo_cwnd(sk);
 }
 
 SEC("struct_ops/cocktail_cong_avoid")
 void BPF_PROG(cocktail_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 {
+	struct cocktail *ca = ca_of(sk);
 	struct tcp_sock *tp = tp_of(sk);
 
 	sample_bw(sk);
-	if (!may_grow(sk))
+	/* A measured flight's window is the check's to set. */
+	if (ca->mstate || !may_grow(sk)) {
+		cubic_hold(sk);
 		return;
+	}
+	if (ca->cubic) {
+		cubic_grow(sk, acked);
+		return;
+	}
 	if (in_slow_start(tp)) {
 		acked = tcp_slow_start(tp, acked);
 		if (!acked)
 			return;
 	}
 	tcp_cong_avoid_ai(tp, tp->snd_cwnd, acked);
+}
+
+SEC("struct_ops/cocktail_pkts_acked")
+void BPF_PROG(cocktail_pkts_acked, struct sock *sk,
+	      const struct ack_sample *sample)
+{
+	struct cocktail *ca = ca_of(sk);
+	__s32 rtt_us = sample->rtt_us;
+
+	if (ca->hystart)
+		hystart_rtt(sk, rtt_us);
+	if (ca->mstate)
+		check_ack(sk, rtt_us);
+	else
+		train_ack(sk, sample->pkts_acked);
 }
 
 SEC("struct_ops/cocktail_in_ack_event")
@@ -646,8 +1065,11 @@ void BPF_PROG(cocktail_in_ack_event, struct sock *sk, __u32 flags)
 	__u32 mode = cwv;
 
 	/* The first ACK for the paced flight: back to ACK clocking. */
-	if (ca->pacing && cp_after(tp_of(sk)->snd_una, ca->pace_end_seq))
+	if (ca->pacing && !ca->mstate &&
+	    cp_after(tp_of(sk)->snd_una, ca->pace_end_seq))
 		pace_stop(sk, CC_PACE_ENDED, CPE_ACK, true);
+	/* .cong_avoid is not called in CWR or Recovery: catch those here. */
+	sample_bw(sk);
 	update_round(sk);
 	if (mode == CP_CWV_2861)
 		cwv_2861(sk);
@@ -668,6 +1090,9 @@ void BPF_PROG(cocktail_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 		tx_start(sk);
 		break;
 	case CA_EVENT_LOSS:
+		/* RTO: the first epoch after it starts on its plateau. */
+		if (ca->cubic && !ca->hystart)
+			ca->cu.w_max = 0;
 		ca->snap_valid = 0;
 		pace_stop(sk, CC_PACE_ENDED_LOSS, CPE_LOSS, true);
 		break;
@@ -683,6 +1108,7 @@ struct tcp_congestion_ops cocktail_bpf = {
 	.ssthresh	= (void *)cocktail_ssthresh,
 	.undo_cwnd	= (void *)cocktail_undo_cwnd,
 	.cong_avoid	= (void *)cocktail_cong_avoid,
+	.pkts_acked	= (void *)cocktail_pkts_acked,
 	.cwnd_event	= (void *)cocktail_cwnd_event,
 	.in_ack_event	= (void *)cocktail_in_ack_event,
 	.name		= COCKTAIL_BPF_NAME,

@@ -47,6 +47,24 @@ static inline u64 cp_div_u64_rem(u64 a, u32 b, u32 *rem)
 #define CP_U64_MAX		(~(u64)0)
 
 /*
+ * *@res = @a * @b; false when the product does not fit 64 bits.  Done in
+ * 32-bit halves: compilers turn the usual "a > U64_MAX / b" test into a
+ * 128-bit multiply, which the BPF target does not have.
+ */
+static inline bool cp_mul_u64_u32(u64 a, u32 b, u64 *res)
+{
+	u64 hi = (a >> 32) * b, lo = (a & 0xffffffffULL) * b;
+
+	if (hi >> 32)
+		return false;
+	hi <<= 32;
+	if (lo > CP_U64_MAX - hi)
+		return false;
+	*res = hi + lo;
+	return true;
+}
+
+/*
  * Initial window limits in segments: at least one segment, and at most 64,
  * six times RFC 6928's 10, so a mistyped value cannot send a first burst
  * of hundreds of segments into a path nothing has probed yet.  0 is free
@@ -502,14 +520,14 @@ static inline u64 cp_path_rate(u64 est, u64 train, u64 cap)
  */
 static inline u32 cp_bdp_segs(u64 rate, u32 rtt_us, u32 mss)
 {
-	u64 bytes, segs;
+	u64 bytes, segs, prod;
 	u32 r;
 
 	if (!rate || !rtt_us || !mss)
 		return 0;
-	if (rate > CP_U64_MAX / rtt_us)
+	if (!cp_mul_u64_u32(rate, rtt_us, &prod))
 		return ~0U;
-	bytes = cp_div_u64_rem(rate * rtt_us, CP_USEC_PER_SEC, &r);
+	bytes = cp_div_u64_rem(prod, CP_USEC_PER_SEC, &r);
 	if (r)
 		bytes++;
 	segs = cp_div_u64_rem(bytes, mss, &r);
@@ -582,13 +600,15 @@ static inline enum cp_check cp_check_ack(u32 rtt_us, u32 min_rtt_us,
 static inline u64 cp_exit_rate(enum cp_check verdict, u64 sent_rate,
 			       u64 ack_rate, u32 rtt_us, u32 min_rtt_us)
 {
+	u64 prod;
 	u32 r;
 
 	if (ack_rate)
 		return ack_rate < sent_rate ? ack_rate : sent_rate;
 	if (verdict == CP_CHECK_RTT && rtt_us > min_rtt_us &&
-	    cp_min_rtt_known(min_rtt_us) && sent_rate <= CP_U64_MAX / min_rtt_us)
-		return cp_div_u64_rem(sent_rate * min_rtt_us, rtt_us, &r);
+	    cp_min_rtt_known(min_rtt_us) &&
+	    cp_mul_u64_u32(sent_rate, min_rtt_us, &prod))
+		return cp_div_u64_rem(prod, rtt_us, &r);
 	return sent_rate >> 1;
 }
 
@@ -685,20 +705,23 @@ enum cp_growth {
 
 /*
  * Integer cube root, rounded down: one result bit per 3 bits of @x from
- * the top, the digit-by-digit method (22 steps, no division).
+ * the top, the digit-by-digit method (22 steps, no division).  Without a
+ * branch: a BPF verifier would follow both ways of each step, 2^22 paths.
+ * (x >> s) and b stay below 2^63 (the remainder is below 3 y^2 + 3 y + 1
+ * of the digits so far, shifted), so bit 63 of their difference is the
+ * comparison.
  */
 static inline u32 cp_cbrt(u64 x)
 {
-	u64 y = 0, b;
+	u64 y = 0, b, ge;
 	int s;
 
 	for (s = 63; s >= 0; s -= 3) {
 		y <<= 1;
 		b = 3 * y * (y + 1) + 1;
-		if ((x >> s) >= b) {
-			x -= b << s;
-			y++;
-		}
+		ge = (((x >> s) - b) >> 63) ^ 1;	/* (x >> s) >= b */
+		x -= (b << s) & (0 - ge);
+		y += ge;
 	}
 	return (u32)y;
 }

@@ -555,8 +555,37 @@ static void test_measure(void)
 		 CP_MEASURE);
 }
 
+/* cp_mul_u64_u32 against 128-bit products: every boundary of the halves. */
+static void test_mul(void)
+{
+	static const uint64_t as[] = {
+		0, 1, 2, 0xffffffffULL, 0x100000000ULL, 0x1ffffffffULL,
+		1250000, 0x7fffffffffffffffULL, 0x8000000000000000ULL,
+		CP_U64_MAX / 2000000, CP_U64_MAX / 2000000 + 1, CP_U64_MAX,
+	};
+	static const uint32_t bs[] = {
+		0, 1, 2, 3, 1000, 200000, 2000000, 0x80000000U, 0xffffffffU,
+	};
+	unsigned int i, j;
+	uint64_t got;
+
+	for (i = 0; i < sizeof(as) / sizeof(as[0]); i++)
+		for (j = 0; j < sizeof(bs) / sizeof(bs[0]); j++) {
+			unsigned __int128 p = (unsigned __int128)as[i] * bs[j];
+			bool fits = !(p >> 64);
+
+			got = 0xdeadbeef;
+			CHECK_EQ(cp_mul_u64_u32(as[i], bs[j], &got), fits);
+			CHECK_EQ(got, fits ? (uint64_t)p : 0xdeadbeef);
+		}
+	/* exactly U64_MAX fits: 0xffffffff * 0x100000001 */
+	CHECK(cp_mul_u64_u32(0x100000001ULL, 0xffffffffU, &got));
+	CHECK_EQ(got, CP_U64_MAX);
+}
+
 int main(void)
 {
+	test_mul();
 	test_measure();
 	test_iw();
 	test_wrap();

@@ -72,8 +72,7 @@ VALID = {
     "ssthresh_est": [("0", "0"), ("1", "1")],
     "check_rtt_pct": [("101", "101"), ("1000", "1000"), ("125", "125")],
     "check_rate_pct": [("1", "1"), ("99", "99"), ("75", "75")],
-    # cubic first: the BPF suite takes each module-only parameter's first
-    # value as the one its tool must refuse; reno last, the default
+    # reno last: the default
     "growth": [("cubic", "cubic"), ("reno", "reno")],
 }
 STAT_NAMES = ("ssr", "decay", "keep", "pace", "measure", "auto_ssr",

@@ -1,4 +1,8 @@
-"""The cocktail module's behaviour seen on the wire.
+"""cocktail's behaviour seen on the wire, for both builds: every test runs
+once against the module (algorithm "cocktail") and once against the BPF
+build ("cocktail_bpf"), the same body and the same checks
+(cocktail_builds: parameters, counters and events of either); pytest runs
+all the tests of one build, then all of the other.
 
 Topology: server -- router -- client (cocktail_lab.topo), 100 ms RTT,
 10 Mbit/s bottleneck unless a test says otherwise. Every capture is taken on
@@ -8,7 +12,7 @@ The "first flight" after a pause is every server data segment of the
 connection seen after the client sent its request, up to the first ACK that
 covers any of them (capture.flight_after; a stall inside the flight does not
 split it); for a new connection, the first data up to the first ACK
-(capture.first_flight). References come from the wire, not from the module:
+(capture.first_flight). References come from the wire, not from the build:
 the pause is measured between the server's last data segment before it and
 the first after, the pre-idle delivery rate as data bytes ACKed per second
 over the last two round trips of the last warm-up response (capture.ack_rate).
@@ -27,19 +31,17 @@ import time
 
 import pytest
 
+from cocktail_builds import BUILDS
 from cocktail_lab import tcpinfo, traffic
-from cocktail_lab.capture import (Capture, Trace, ack_rate, data_segments,
+from cocktail_lab.capture import (Capture, ack_rate, data_segments,
                                   first_flight, flight_after, gaps, idle_before,
                                   mean_spacing, median, pair_gaps, read_pcap,
                                   retransmissions, seq_after)
-from cocktail_lab.modparams import get_param, loaded, set_param
 from cocktail_lab.proc import in_ns
 from cocktail_lab.topo import REPO, Link, Topo, bottleneck_drops, tc
 from cocktail_lab.traffic import Conn
-from conftest import KMOD, insmod, rmmod, sh
 from oooprobe_lib import tcp_repair_write_seq
 
-MOD = "tcp_cocktail"
 OUT = REPO / "build" / "vm" / "cocktail_wire"
 PORT = 8200
 # Decay needs a moderate window (cwnd >> k distinguishable for k = 1..3):
@@ -49,47 +51,34 @@ WARM = dict(warm_cwnd=30, warm_segs=60, warm_max=10)
 WARM_BULK = dict(warm_cwnd=30, warm_segs=300, warm_max=3)
 
 
-@pytest.fixture(scope="module")
-def cocktail():
-    ko = KMOD / (MOD + ".ko")
-    if not ko.exists():
-        pytest.fail("%s is not built (make modules MODS=kmod/tcp_cocktail.o)"
-                    % ko)
-    loaded_here = not loaded(MOD)
-    if loaded_here:
-        insmod(MOD)
-    saved = {p: get_param(MOD, p) for p in ("iw", "restart", "auto_rtt_us",
-                                            "queue_pct", "cwv", "pace_iw",
-                                            "pace_rate", "ssthresh_est",
-                                            "check_rtt_pct",
-                                            "check_rate_pct", "growth")}
-    allowed = sh("sysctl -n net.ipv4.tcp_allowed_congestion_control").stdout.split()
-    if "cocktail" not in allowed:
-        sh("sysctl -qw net.ipv4.tcp_allowed_congestion_control='%s'" %
-           " ".join(allowed + ["cocktail"]))
-    yield
-    for p, v in saved.items():
-        set_param(MOD, p, v)
-    sh("sysctl -qw net.ipv4.tcp_allowed_congestion_control='%s'" %
-       " ".join(allowed))
-    if loaded_here:
-        rmmod(MOD)
+# The build under test (cocktail_builds.Build), set by the cocktail
+# fixture: module-scoped and parametrised, so pytest groups the tests by
+# build and brings each build up once.
+B = None
+
+
+@pytest.fixture(scope="module", params=list(BUILDS))
+def cocktail(request):
+    global B
+    b = BUILDS[request.param].up()
+    B = b
+    yield b
+    B = None
+    b.down()
 
 
 @pytest.fixture(scope="module")
 def topo(cocktail):
     with Topo(rtt=100, rate="10mbit", limit=100) as t:
-        t.srv = t.ka_server(port=PORT, cc="cocktail")
+        t.srv = t.ka_server(port=PORT, cc=cocktail.ca)
         yield t
 
 
 def params(**kw):
-    """Set the module's parameters and check they read back; a test that
+    """Set the build's parameters and check they read back; a test that
     does not name growth runs under reno, whatever the test before set."""
     kw.setdefault("growth", "reno")
-    for k, v in kw.items():
-        set_param(MOD, k, v)
-        assert get_param(MOD, k) == str(v), k
+    B.params(**kw)
 
 
 def restart_events(lines, port=PORT, dport=None):
@@ -113,8 +102,8 @@ def case(t, name, **client):
     server's last data segment before the pause to the first after) and
     "rate" (B/s, data ACKed per second over the last two round trips
     of the last warm-up response, capture.ack_rate)."""
-    pcap = OUT / (name + ".pcap")
-    with Trace("tcp_cocktail/cocktail_restart") as tr, \
+    pcap = OUT / ("%s_%s.pcap" % (B.name, name))
+    with B.events("cocktail_restart") as tr, \
             Capture(t.capture_ns, t.capture_dev, pcap,
                     "tcp port %d" % PORT) as cap:
         res = t.ka_client(port=PORT, **client)
@@ -135,7 +124,7 @@ def case(t, name, **client):
                              res["request_time"],
                              t.opts["rtt"] / 1e3, dport=port)}
     assert fl, "no first flight found in %s" % pcap
-    assert res["after"]["ca"] == "cocktail", res["after"]["ca"]
+    assert res["after"]["ca"] == B.ca, res["after"]["ca"]
     return res, fl, restart_events(tr.lines, dport=port)
 
 
@@ -165,18 +154,18 @@ def test_iw(topo, iw, expect, growth):
 
 
 def test_iw_route_initcwnd_wins(topo):
-    """A route's initcwnd beats the module's iw; the algorithm is selected
+    """A route's initcwnd beats the build's iw; the algorithm is selected
     per namespace here (tcp_congestion_control in the server namespace)."""
     params(iw=10, cwv=0, pace_iw=0)
     gw = topo.pairs[0]["server_gw"]
     port = PORT + 1
     old = topo.sysctl(topo.server, "net.ipv4.tcp_congestion_control")
-    topo.sysctl(topo.server, "net.ipv4.tcp_congestion_control", "cocktail")
+    topo.sysctl(topo.server, "net.ipv4.tcp_congestion_control", B.ca)
     topo.run(topo.server, ["ip", "route", "replace", "default", "via", gw,
                            "dev", "to-r", "initcwnd", "6"])
     srv = topo.ka_server(port=port)  # no TCP_CONGESTION: the netns default
     try:
-        pcap = OUT / "iw_route6.pcap"
+        pcap = OUT / ("%s_iw_route6.pcap" % B.name)
         with Capture(topo.capture_ns, topo.capture_dev, pcap,
                      "tcp port %d" % port):
             res = topo.ka_client(port=port, fresh=True, segments=30)
@@ -186,7 +175,7 @@ def test_iw_route_initcwnd_wins(topo):
         topo.run(topo.server, ["ip", "route", "replace", "default", "via",
                                gw, "dev", "to-r"])
         topo.sysctl(topo.server, "net.ipv4.tcp_congestion_control", old)
-    assert res["after"]["ca"] == "cocktail"
+    assert res["after"]["ca"] == B.ca
     assert len(fl) == 6, describe(res, fl, [])
 
 
@@ -201,7 +190,7 @@ def ref_gap(res):
 
 # IW for the tests that expect slow-start restart: the kernel's own restart
 # (tcp_slow_start_after_idle=1) goes back to min(10, cwnd) without a route
-# initcwnd, so a flight of exactly SSR_IW segments is the module's.
+# initcwnd, so a flight of exactly SSR_IW segments is the build's.
 SSR_IW = 4
 
 
@@ -235,7 +224,7 @@ def check_paced(res, fl, ev, info):
     +-50% of ref, and the mean spacing (t_last - t_first) / (n - 1) at
     least half of ref (no burst) and at most 2.5 x ref (late timers
     tolerated, a flight paced at a fraction of the rate is not). The rate
-    the module reports in the tracepoint agrees with the wire within a
+    the build reports in its event agrees with the wire within a
     factor 2."""
     ref = ref_gap(res)
     assert len(fl) >= 30, info
@@ -326,12 +315,12 @@ def test_restart_decay(topo, k, ssai, growth):
 @pytest.mark.parametrize("rtt,policy", [(20, "ssr"), (200, "pace")])
 @pytest.mark.parametrize("growth", GROWTHS)
 def test_auto(cocktail, rtt, policy, growth):
-    thr = int(get_param(MOD, "auto_rtt_us"))
+    thr = int(B.get("auto_rtt_us"))
     assert 20000 < thr < 200000, "auto_rtt_us default %d not between" % thr
     params(iw=SSR_IW if policy == "ssr" else 10, restart="auto", cwv=0,
            pace_iw=0, pace_rate="delivery", growth=growth)
     with Topo(rtt=rtt, rate="10mbit", limit=100) as t:
-        t.ka_server(port=PORT, cc="cocktail")
+        t.ka_server(port=PORT, cc=B.ca)
         res, fl, ev = case(t, "auto_%dms_%s" % (rtt, growth), segments=60,
                            idle=2.0,
                            **WARM_BULK)
@@ -348,9 +337,8 @@ def test_auto(cocktail, rtt, policy, growth):
 # ------------------------------------------------------------ test 3b: queue
 
 def counters():
-    """The module's counters (the stats parameter) as {name: int}."""
-    return {k: int(v) for k, v in (ln.split() for ln in
-                                   get_param(MOD, "stats").splitlines())}
+    """The build's counters as {name: int}."""
+    return B.counters()
 
 
 # link options, warm-up, the policy restart=queue must apply. Both paths
@@ -383,7 +371,7 @@ def test_queue(cocktail, link):
     (mean spacing 0.5..2.5 x MSS / rate, as test_pace_rate); after ssr
     exactly min(IW, cwnd) segments."""
     topo_opts, warm, policy = QUEUE_LINKS[link]
-    thr = get_param(MOD, "auto_rtt_us")
+    thr = B.get("auto_rtt_us")
     # the queued link's premise is slow start overshooting the BDP into
     # the queue, which Hoe's ssthresh estimate would prevent
     params(iw=SSR_IW if policy == "ssr" else 10, restart="queue",
@@ -392,7 +380,7 @@ def test_queue(cocktail, link):
            auto_rtt_us=10000000 if policy == "pace" else 1)
     try:
         with Topo(**topo_opts) as t:
-            t.ka_server(port=PORT, cc="cocktail")
+            t.ka_server(port=PORT, cc=B.ca)
             before = counters()
             res, fl, ev = case(t, "queue_%s" % link, segments=60, idle=2.0,
                                **warm)
@@ -437,7 +425,7 @@ def test_pace_rate(topo, mode):
     """pace_rate chooses the paced flight's rate. After an
     application-limited warm-up (60-segment responses below cwnd):
     window paces at exactly cwnd * mss / srtt from the restart event's own
-    cwnd_before and srtt_us (integer division, as the module), which agree
+    cwnd_before and srtt_us (integer division, as the build), which agree
     with the kernel's tcp_info before the pause (check_event), and within
     25% of the same rate computed from that tcp_info; max at no less than
     that; every mode's flight leaves the server spaced at the rate the
@@ -515,9 +503,9 @@ def test_pace_end_leaves_application_cap(topo, cap):
     its segments faster than a quarter of the spacing the kernel's own
     pacing rate (tcp_info pacing_rate) would give."""
     params(iw=10, restart="pace", cwv=0, pace_iw=0, pace_rate="max")
-    pcap = OUT / ("app_cap_%s.pcap" % ("none" if cap is None else cap))
-    with Trace("tcp_cocktail/cocktail_restart",
-               "tcp_cocktail/cocktail_pace_end") as tr, \
+    pcap = OUT / ("%s_app_cap_%s.pcap" % (B.name,
+                                          "none" if cap is None else cap))
+    with B.events("cocktail_restart", "cocktail_pace_end") as tr, \
             Capture(topo.capture_ns, topo.capture_dev, pcap,
                     "tcp port %d" % PORT) as capt:
         t_req, t_next, port, after = in_ns(topo.client, _cap_during_flight,
@@ -595,14 +583,13 @@ def test_no_restart_below_rto(topo, policy, ssai, growth):
 # ------------------------------------------------ test 5: restart=measure
 
 MEASURE_PORT = 8210
-EVENTS = ("tcp_cocktail/cocktail_restart", "tcp_cocktail/cocktail_check")
 
 
 def events(lines, name, dport):
     """(timestamp s, fields) of the NAME events of connection DPORT."""
     out = []
     for ln in lines:
-        m = re.search(r"\s(\d+\.\d+): %s: (.*)" % name, ln)
+        m = re.search(r"(?:^|\s)(\d+\.\d+): %s: (.*)" % name, ln)
         if not m or "dport=%d " % dport not in m.group(2) + " ":
             continue
         out.append((float(m.group(1)),
@@ -621,13 +608,13 @@ def burst_after_idle(t, name, warm_segs, idle, burst, competitor=None,
     wall time of the burst's write, its seconds, the bottleneck's drops
     during the burst, the packets and both event lists."""
     lst = traffic.Listener(t.server, t.server_addr, MEASURE_PORT)
-    pcap = OUT / (name + ".pcap")
+    pcap = OUT / ("%s_%s.pcap" % (B.name, name))
     r = {}
     try:
-        with Trace(*EVENTS) as tr, \
+        with B.events("cocktail_restart", "cocktail_check") as tr, \
                 Capture(t.capture_ns, t.capture_dev, pcap,
                         "tcp port %d" % MEASURE_PORT) as cap:
-            srv, cli = traffic.tcp_pair(lst, t.client, "cocktail",
+            srv, cli = traffic.tcp_pair(lst, t.client, B.ca,
                                         timeout=300)
             try:
                 mss = tcpinfo.info(srv)["snd_mss"]
@@ -697,12 +684,12 @@ def test_measure_quiet_path(cocktail):
     assert len(fl) >= min(100, int(bdp)), \
         "first flight %d segments, min(burst, BDP) = %d; %s" % (
             len(fl), min(100, bdp), info)
-    # the rate the module chose (payload bytes/s, as frames on the link)
+    # the rate the build chose (payload bytes/s, as frames on the link)
     # and the flight on the wire: paced (not above 1.25x the link), and at
     # least half the link's rate (a late TCG pacing timer only adds time)
     chosen_bps = int(ev["pacing_rate"]) * (mss + 66) / mss * 8
     assert 0.5 * 10e6 <= chosen_bps <= 1.25 * 10e6, \
-        "module paced at %.2f Mbit/s; %s" % (chosen_bps / 1e6, info)
+        "paced at %.2f Mbit/s; %s" % (chosen_bps / 1e6, info)
     wire_bps = (len(fl) - 1) * (mss + 66) * 8 / (fl[-1].ts - fl[0].ts)
     assert 0.5 * 10e6 <= wire_bps <= 1.25 * 10e6, \
         "flight sent at %.2f Mbit/s on the wire; %s" % (wire_bps / 1e6, info)
@@ -826,7 +813,7 @@ def test_ssthresh_estimate(cocktail, rtt, rate):
             for est in (1, 0):
                 params(ssthresh_est=est)
                 c0 = counters()
-                srv, cli = traffic.tcp_pair(lst, t.client, "cocktail",
+                srv, cli = traffic.tcp_pair(lst, t.client, B.ca,
                                             timeout=300)
                 try:
                     mss = tcpinfo.info(srv)["snd_mss"]
@@ -896,7 +883,7 @@ def cwnd_at(rows, t):
 
 def growth_run(link, segs, drop_index=None, warm=0, idle=0.0):
     """On LINK, a new connection from the client to a cocktail server
-    (the module's parameters as set) sends SEGS segments while its
+    (the build's parameters as set) sends SEGS segments while its
     tcp_info is polled (Poll); DROP_INDEX: the segment (counted from the
     first data byte) the server's egress drops once. With WARM, that many
     segments and IDLE seconds of silence come first. Returns a dict:
@@ -905,7 +892,7 @@ def growth_run(link, segs, drop_index=None, warm=0, idle=0.0):
     lst = traffic.Listener(link.srv, link.server_addr, GROWTH_PORT)
     r = {}
     try:
-        srv, cli = traffic.tcp_pair(lst, link.cli, "cocktail", timeout=300)
+        srv, cli = traffic.tcp_pair(lst, link.cli, B.ca, timeout=300)
         try:
             mss = tcpinfo.info(srv)["snd_mss"]
             r["mss"], r["port"] = mss, cli.getsockname()[1]
@@ -996,7 +983,7 @@ def test_hystart_ends_slow_start(cocktail, growth):
     never ends on that path (ssthresh stays infinite, nothing counted):
     the exit is HyStart++'s."""
     params(growth=growth, cwv=1, iw=10, pace_iw=0, ssthresh_est=0)
-    pcap = OUT / ("hystart_%s.pcap" % growth)
+    pcap = OUT / ("%s_hystart_%s.pcap" % (B.name, growth))
     try:
         with Link("gh", rtt_ms=100, rate="10mbit") as link:
             c0 = counters()
@@ -1042,7 +1029,7 @@ def test_cubic_restart_epoch(cocktail):
     params(growth="cubic", restart="keep", cwv=0, iw=10, pace_iw=0,
            ssthresh_est=1)
     with Link("ge", rtt_ms=100, rate="10mbit") as link:
-        with Trace("tcp_cocktail/cocktail_restart") as tr:
+        with B.events("cocktail_restart") as tr:
             r = growth_run(link, 1500, warm=1500, idle=6.0)
     b = r["before"]
     ev = restart_events(tr.lines, port=GROWTH_PORT, dport=r["port"])
