@@ -7,7 +7,7 @@
 #   make uninstall          remove exactly what install put there (manifest)
 #   make dkms-install       register, build and install via DKMS (alias: dkms)
 #   make dkms-remove        remove every DKMS build of this version + its source
-#   make deb                build/deb/tcp-cocktail-{dkms,tools}_*.deb
+#   make deb                build/deb/tcp-cocktail-{dkms,tools,bpf}_*.deb
 #   make sign KEY=k.pem CERT=c.pem [SIGN_MODULES="a.ko b.ko"]
 #   make compat-check       build the modules against every header tree found
 #   make pkgcheck           the slow packaging tests (DKMS, deb, compat)

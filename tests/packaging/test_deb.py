@@ -1,6 +1,8 @@
-"""make deb: both packages build, lintian reports no errors, and dpkg -i of
-both (inside the sandbox) builds the modules with DKMS and installs the
-tools; dpkg --purge removes it all."""
+"""make deb: the three packages build, lintian reports no errors, and dpkg -i
+(inside the sandbox) of dkms and tools builds the modules with DKMS and
+installs the tools, of bpf installs the BPF build's tool and registers
+nothing; dpkg --purge removes it all."""
+import os
 import re
 
 import pytest
@@ -14,7 +16,8 @@ def debs(version):
     run(["make", "--no-print-directory", "deb", "PKG_VERSION=" + version])
     out = TOP / "build" / "deb"
     d = {p: out / ("%s_%s_%s.deb" % (p, version, a))
-         for p, a in (("tcp-cocktail-dkms", "all"), ("tcp-cocktail-tools", "amd64"))}
+         for p, a in (("tcp-cocktail-dkms", "all"), ("tcp-cocktail-tools", "amd64"),
+                      ("tcp-cocktail-bpf", "amd64"))}
     for p in d.values():
         assert p.exists(), p
     return d
@@ -92,3 +95,66 @@ def test_dpkg_install_and_purge(debs, kver, version):
     if (TOP / "scripts" / "tcp-tune").exists():
         assert kv["tcptune"].startswith("usage: tcp-tune "), out
     assert kv["after"] == "0" and kv["left"] == "0", out
+
+
+def test_bpf_deb_contents(debs):
+    """The tool alone (the BPF object travels inside it), its man page, no
+    build products, libbpf from shlibs, and no maintainer script: nothing
+    runs at install, so nothing is loaded or registered."""
+    deb = str(debs["tcp-cocktail-bpf"])
+    files = [ln.split()[-1] for ln in run(["dpkg-deb", "-c", deb]).stdout.splitlines()]
+    assert "./usr/sbin/cocktail-bpf" in files, files
+    assert "./usr/share/man/man8/cocktail-bpf.8.gz" in files, files
+    for f in files:
+        assert not re.search(r"(\.o|\.h|vmlinux.*|\.skel\..*)$", f), f
+        assert not f.startswith(("./usr/include", "./usr/lib/debug")), f
+    assert [f for f in files if not f.endswith("/")] == [
+        "./usr/sbin/cocktail-bpf", "./usr/share/doc/tcp-cocktail-bpf/changelog.gz",
+        "./usr/share/doc/tcp-cocktail-bpf/copyright",
+        "./usr/share/man/man8/cocktail-bpf.8.gz"], files
+    depends = run(["dpkg-deb", "-f", deb, "Depends"]).stdout
+    assert re.search(r"\blibbpf1\b", depends), depends
+    info = run(["dpkg-deb", "-I", deb]).stdout
+    members = re.findall(r"^\s+\d+ bytes,\s+\d+ lines\s+\*?\s*(\S+)", info, re.M)
+    assert sorted(members) == ["control", "md5sums"], info
+
+
+def test_bpf_build_needs_btf_image(debs, version):
+    """Without the kernel image vmlinux.h comes from, the package build stops
+    with one sentence saying so (not a bpftool or libbpf dump)."""
+    src = TOP / "build" / "deb" / ("tcp-cocktail-" + version)
+    env = dict(os.environ, BPF_BTF_IMAGE="/nonexistent/vmlinuz-6.1.0-0-amd64")
+    p = run(["make", "-s", "--no-print-directory", "-C", str(src), "-f", "debian/rules",
+             "override_dh_auto_build"], check=False, env=env)
+    assert p.returncode != 0, p.stdout + p.stderr
+    said = [ln for ln in p.stderr.splitlines() if not ln.startswith("make")]
+    assert said == ["debian/rules: no kernel image to generate the BPF build's "
+                    "vmlinux.h from (/nonexistent/vmlinuz-6.1.0-0-amd64): install "
+                    "linux-image-amd64 or set BPF_BTF_IMAGE=/boot/vmlinuz-VERSION"], \
+        p.stderr
+
+
+def test_bpf_dpkg_install_and_purge(debs):
+    """The package installs alone (no module package needed), the tool runs
+    from /usr/sbin, installing registers no congestion control, and purge
+    leaves nothing."""
+    out = in_sandbox(r'''
+        cas=/proc/sys/net/ipv4/tcp_available_congestion_control
+        echo "@@ ca.before=$(cat $cas)"
+        dpkg -i %(deb)s
+        echo "@@ ca.after=$(cat $cas)"
+        echo "@@ files=$(dpkg -L tcp-cocktail-bpf | tr '\n' ' ')"
+        echo "@@ help=$(cd / && /usr/sbin/cocktail-bpf --help | head -n 1)"
+        rc=0; /usr/sbin/cocktail-bpf >/dev/null 2>&1 || rc=$?
+        echo "@@ noargs=$rc"
+        dpkg --purge tcp-cocktail-bpf
+        echo "@@ status=$(dpkg-query -W tcp-cocktail-bpf 2>&1 || true)"
+        echo "@@ left=$(ls -d /usr/sbin/cocktail-bpf /usr/share/doc/tcp-cocktail-bpf /usr/share/man/man8/cocktail-bpf.8.gz 2>/dev/null | wc -l)"
+    ''' % {"deb": debs["tcp-cocktail-bpf"]}).stdout
+    kv = kv_lines(out)
+    assert kv["ca.after"] == kv["ca.before"], out
+    assert "/usr/sbin/cocktail-bpf" in kv["files"].split(), out
+    assert kv["help"].startswith("usage: cocktail-bpf "), out
+    assert kv["noargs"] == "2", out
+    assert "no packages found" in kv["status"], out
+    assert kv["left"] == "0", out
