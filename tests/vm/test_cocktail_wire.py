@@ -1045,3 +1045,90 @@ def test_cubic_restart_epoch(cocktail):
     info = "cwnd over the first 3 RTTs up to %d; %s" % (top, info)
     assert top - b["snd_cwnd"] <= 0.1 * b["snd_cwnd"] + 4, info
     assert not any(x[4] > b["total_retrans"] for x in rows), info
+
+
+# ------------------------------------- test 7: pace_iw, window validation
+
+def test_pace_iw(topo):
+    """pace_iw with iw=20 on a new connection (100 ms path): with
+    pace_iw=1 the initial window's segments 11..20 leave spaced at
+    IW x MSS / srtt of the handshake (mean spacing 0.5..2.5 x srtt / 20
+    on the wire, srtt from tcp_info) and pace_iw counts it; the
+    first 10 leave at once either way (the kernel never paces a
+    connection's first 10 data segments). With pace_iw=0 segments 11..20
+    leave back to back too: mean spacing below a quarter of that."""
+    got = {}
+    for on in (1, 0):
+        params(iw=20, cwv=0, pace_iw=on)
+        c0 = counters()
+        res, fl, _ = case(topo, "pace_iw%d" % on, fresh=True, segments=30)
+        got[on] = (res, fl, counters()["pace_iw"] - c0["pace_iw"])
+    params(iw=10, pace_iw=0)
+    for on, (res, fl, counted) in got.items():
+        info = "pace_iw=%d counted=%d; %s" % (on, counted,
+                                               describe(res, fl, []))
+        assert len(fl) == 20, info
+        # srtt after the exchange; the handshake's is what pacing used,
+        # and on this quiet path both are the path's RTT
+        ref = res["after"]["rtt"] / 1e6 / 20
+        head, tail = mean_spacing(fl[:10]), mean_spacing(fl[10:])
+        assert head < ref / 4, "first 10: %.3f ms; %s" % (head * 1e3, info)
+        if on:
+            assert 0.5 * ref <= tail <= 2.5 * ref, \
+                "11..20: %.3f ms, srtt / 20 %.3f ms; %s" % (
+                    tail * 1e3, ref * 1e3, info)
+            # the client's connections each start with a paced window
+            assert counted >= 1, info
+        else:
+            assert tail < ref / 4, "11..20: %.3f ms; %s" % (tail * 1e3,
+                                                            info)
+            assert counted == 0, info
+
+
+CWV_PORT = 8230
+
+
+@pytest.mark.parametrize("cwv", [1, 0])
+def test_cwv_application_limited(cocktail, cwv):
+    """A connection grows its window with a 300-segment transfer (50 ms,
+    10 Mbit/s, a 200-packet queue), then sends one segment every 50 ms for
+    2.5 s: application-limited, never idle for an RTO (no restart), with
+    tcp_slow_start_after_idle=0 (the kernel's own decay off). With cwv=1
+    (RFC 2861) tcp_info's cwnd ends below 3/4 of the window before, at no
+    less than IW (each decay keeps max(used, IW)), and cwv_decay counts;
+    with cwv=0 nothing decays (cwnd at least the window before, nothing
+    counted)."""
+    params(iw=10, restart="ssr", cwv=cwv, pace_iw=0)
+    with Topo(rtt=50, rate="10mbit", limit=200) as t:
+        t.sysctl(t.server, "net.ipv4.tcp_slow_start_after_idle", 0)
+        lst = traffic.Listener(t.server, t.server_addr, CWV_PORT)
+        try:
+            srv, cli = traffic.tcp_pair(lst, t.client, B.ca, timeout=300)
+            try:
+                mss = tcpinfo.info(srv)["snd_mss"]
+                traffic.send_and_time(srv, cli, 300 * mss, 300)
+                before = traffic.wait_acked(srv, 60)
+                c0 = counters()
+                end = time.monotonic() + 2.5
+                while time.monotonic() < end:
+                    traffic.send_and_time(srv, cli, mss, 60)
+                    time.sleep(0.05)
+                after = traffic.wait_acked(srv, 60)
+                c1 = counters()
+            finally:
+                srv.close()
+                cli.close()
+        finally:
+            lst.close()
+    decays = c1["cwv_decay"] - c0["cwv_decay"]
+    info = "cwnd before %d after %d, rto %d us, decays %d, restarts %d" % (
+        before["snd_cwnd"], after["snd_cwnd"], before["rto"], decays,
+        c1["ssr"] - c0["ssr"])
+    assert before["snd_cwnd"] >= 40, "premise: window too small; " + info
+    assert c1["ssr"] == c0["ssr"], "premise: a restart happened; " + info
+    if cwv:
+        assert 10 <= after["snd_cwnd"] < 0.75 * before["snd_cwnd"], info
+        assert decays >= 1, info
+    else:
+        assert after["snd_cwnd"] >= before["snd_cwnd"], info
+        assert decays == 0, info
