@@ -3,7 +3,9 @@
 Kernel policies are a congestion control (set per socket with
 TCP_CONGESTION) plus net.ipv4.tcp_slow_start_after_idle in the sender's
 namespace.  `cocktail-*` policies also set the tcp_cocktail module's
-parameters (global to the machine, so runs are sequential).  When
+parameters (global to the machine, so runs are sequential); `bpf-*`
+policies the same parameters of the BPF build (algorithm cocktail_bpf,
+registered and set with bpf/cocktail-bpf).  When
 scripts/tcp-tune exists the namespace sysctl is applied through
 `tcp-tune --netns` so the bench exercises it; otherwise with sysctl(8).
 """
@@ -18,6 +20,9 @@ from . import ktrace
 
 REPO = Path(__file__).resolve().parents[2]
 KO = REPO / "kmod" / "tcp_cocktail.ko"
+BPF_TOOL = REPO / "bpf" / "cocktail-bpf"
+# the congestion controls whose parameters a policy sets
+BUILDS = ("cocktail", "cocktail_bpf")
 
 
 class Policy:
@@ -75,7 +80,13 @@ MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
 GROWTH = [Policy("cocktail-%s" % g, "cocktail", 1, "cocktail growth=%s" % g,
                  {"growth": g, "cwv": 1})
           for g in ("cubic", "reno")]
-KNOWN = ALL + CWV_VARIANTS + QUEUE + MEASURE + DEMO_CWV0 + GROWTH
+# the BPF build with the module's restart policies: run when asked for
+# with --only policy=bpf-..., beside the cocktail-* of the same restart
+# (same decisions in the counters, times and throughput as ratios)
+BPF = [Policy("bpf-%s" % r, "cocktail_bpf", 1, "cocktail_bpf restart=%s" % r,
+              {"restart": r, "cwv": 1})
+       for r in ("ssr", "pace", "auto", "measure")]
+KNOWN = ALL + CWV_VARIANTS + QUEUE + MEASURE + DEMO_CWV0 + GROWTH + BPF
 BY_NAME = {p.name: p for p in KNOWN}
 # the paced restart at each pace_rate, cwv=0 and 1 (pacerate): applied
 # only by writing the module's parameters, the demo's way, since
@@ -107,6 +118,52 @@ def cocktail_status():
         _FRESH.update(writable(modparams.get_params()))
         return True, "loaded from kmod/"
     return False, "insmod kmod/tcp_cocktail.ko failed"
+
+
+def bpf_tool(*args, check=True):
+    """Run bpf/cocktail-bpf; its stdout. With CHECK a failure raises
+    RuntimeError with the tool's own sentence."""
+    p = proc.sh(" ".join([str(BPF_TOOL)] + [str(a) for a in args]),
+                check=False)
+    if check and p.returncode != 0:
+        raise RuntimeError("cocktail-bpf %s: %s" % (
+            " ".join(map(str, args)), p.stderr.strip()))
+    return p.stdout
+
+
+def bpf_status():
+    """(usable, reason): cocktail_bpf is registered, or registers now."""
+    if not BPF_TOOL.exists():
+        return False, "bpf/cocktail-bpf not built (make bpf)"
+    if os.geteuid() != 0:
+        return False, "not root"
+    if proc.sh("%s status" % BPF_TOOL, check=False).returncode == 0:
+        return True, "registered"
+    p = proc.sh("%s load" % BPF_TOOL, check=False)
+    if p.returncode == 0:
+        return True, "registered now"
+    return False, p.stderr.strip()
+
+
+def build_params(policy):
+    """The parameters of POLICY's build as read back ({} for a kernel
+    congestion control)."""
+    if policy.cc == "cocktail":
+        return modparams.get_params()
+    if policy.cc == "cocktail_bpf":
+        return dict(ln.split(" ", 1) for ln in
+                    bpf_tool("get").splitlines() if " " in ln)
+    return {}
+
+
+def counters(policy):
+    """The counters of POLICY's build ({} for a kernel congestion
+    control): the module's stats, or the BPF build's, the same names."""
+    if policy.cc == "cocktail":
+        return modparams.counters()
+    if policy.cc == "cocktail_bpf":
+        return modparams.parse_counters(bpf_tool("stats"))
+    return {}
 
 
 def writable(params):
@@ -157,6 +214,8 @@ def available(names=None, log=print):
     want = [BY_NAME[n] for n in names] if names else ALL
     ok, why = cocktail_status() if any(p.cc == "cocktail" for p in want) \
         else (True, "")
+    ok_bpf, why_bpf = bpf_status() if any(p.cc == "cocktail_bpf"
+                                          for p in want) else (True, "")
     proc.sh("modprobe tcp_bbr", check=False)
     avail = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
     kernel_ccs = avail.read_text().split() if avail.exists() else []
@@ -164,7 +223,9 @@ def available(names=None, log=print):
     for p in want:
         if p.cc == "cocktail" and not ok:
             log("skip %s: %s" % (p.name, why))
-        elif p.cc != "cocktail" and p.cc not in kernel_ccs:
+        elif p.cc == "cocktail_bpf" and not ok_bpf:
+            log("skip %s: %s" % (p.name, why_bpf))
+        elif p.cc not in BUILDS and p.cc not in kernel_ccs:
             log("skip %s: %s not available" % (p.name, p.cc))
         else:
             out.append(p)
@@ -179,7 +240,8 @@ def tcp_tune():
 def profile_text(policy, extra_params=None):
     """A tcp-tune profile (sysctl/profiles format) for POLICY."""
     lines = ["# bench policy %s: %s" % (policy.name, policy.label)]
-    if policy.cc not in ("cocktail", "cubic", "reno"):
+    # cocktail_bpf is registered by bpf/cocktail-bpf, not a module
+    if policy.cc not in ("cocktail", "cocktail_bpf", "cubic", "reno"):
         lines.append("load tcp_%s" % policy.cc)
     if policy.cc == "cocktail":
         params = dict(policy.cocktail)
@@ -202,7 +264,7 @@ def apply(policy, ns_list, extra_params=None, jobs=1):
     module's parameters read back as asked.  Without scripts/tcp-tune,
     sysctls are written directly.
     Returns a description of what was applied, for the CSV."""
-    if policy.cc == "cocktail" and not policy.defaults and \
+    if policy.cc in BUILDS and not policy.defaults and \
             "growth" not in policy.cocktail and \
             "growth" not in (extra_params or {}):
         extra_params = dict(extra_params or {}, growth="reno")
@@ -216,6 +278,11 @@ def apply(policy, ns_list, extra_params=None, jobs=1):
         want.update(extra_params or {})
         modparams.set_params(want)
         extra_params = want
+    if policy.cc == "cocktail_bpf":
+        # the tool checks every value before it writes any
+        want = dict(policy.cocktail)
+        want.update(extra_params or {})
+        bpf_tool("set", *("%s=%s" % kv for kv in sorted(want.items())))
     tool = tcp_tune()
     prof = STATE / ("%s.profile" % policy.name)
     if tool:
@@ -241,14 +308,14 @@ def apply(policy, ns_list, extra_params=None, jobs=1):
     with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
         list(pool.map(one, ns_list))    # re-raises the first failure
     desc = ["ssai=%d" % policy.ssai]
-    if policy.cc == "cocktail":
+    if policy.cc in BUILDS:
         want = dict(policy.cocktail)
         want.update(extra_params or {})
-        have = modparams.get_params()
+        have = build_params(policy)
         for k, v in sorted(want.items()):
             if str(have.get(k)) != str(v):
-                raise RuntimeError("tcp_cocktail.%s is %r, wanted %r" %
-                                   (k, have.get(k), v))
+                raise RuntimeError("%s.%s is %r, wanted %r" % (
+                    policy.cc, k, have.get(k), v))
             desc.append("%s=%s" % (k, v))
     return ";".join(desc)
 

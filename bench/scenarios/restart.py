@@ -378,16 +378,17 @@ def _batch(cells, pol, burst, params, base, cross="udp"):
     """Run POL's BURST with CROSS traffic on every cell of CELLS at once,
     one thread a cell.
     Every row carries the batch size, the VM's CPU load over the batch
-    and the module's counter changes (module counters are global, so in a
-    batch of several cells they sum over the batch)."""
-    c0 = modparams.counters()
+    and the counter changes of the policy's build, module or BPF
+    (`module_counters`: the counters are global, so in a batch of several
+    cells they sum over the batch)."""
+    c0 = policies.counters(pol)
     rows, busy = parallel.side_by_side(
         lambda i, c: c.run(pol, burst, params, base, cross), cells)
     counters = " ".join("%s=%d" % kv for kv in sorted(
-        modparams.counter_delta(c0, modparams.counters()).items()))
+        modparams.counter_delta(c0, policies.counters(pol)).items()))
     for row in rows:
         row.update(batch_cells=len(cells), batch_cpu_busy=busy)
-        if pol.cc == "cocktail":
+        if pol.cc in policies.BUILDS:
             row["module_counters"] = counters
     return rows
 
@@ -507,8 +508,9 @@ def _policies_md(rows, names):
     return md
 
 
-def auto_choices(rows):
-    """{id(row): "ssr"|"pace"} for the cocktail-auto rows: what auto ran.
+def auto_choices(rows, policy="cocktail-auto"):
+    """{id(row): "ssr"|"pace"} for the POLICY rows (cocktail-auto, or the
+    BPF build's bpf-auto): what auto ran.
     The module counts its choices (auto_ssr, auto_pace) per batch of cells
     that ran at once (rows sharing `order`); auto picks ssr below a
     threshold of the path's minimum RTT, so the batch's auto_ssr cells are
@@ -516,7 +518,7 @@ def auto_choices(rows):
     out = {}
     batches = {}
     for r in rows:
-        if r.get("policy") == "cocktail-auto" and r.get("min_rtt_ms") \
+        if r.get("policy") == policy and r.get("min_rtt_ms") \
                 is not None and r.get("module_counters"):
             batches.setdefault(r.get("order"), []).append(r)
     for batch in batches.values():
@@ -573,6 +575,85 @@ def _auto_vs_chosen_md(rows):
                 table.fmt(stats.median([x[2] for x in ri])),
                 table.fmt(stats.median([x[3] for x in ri]))))
     return md
+
+
+# the counters that say what a restart decided
+DECISIONS = ("ssr", "decay", "keep", "pace", "measure", "auto_ssr",
+             "auto_pace", "measure_no_rate", "check_full", "check_rtt",
+             "check_rate", "check_loss", "pace_no_rate")
+
+
+def _decisions(rows):
+    """The DECISIONS counters summed over the batches of ROWS (a batch's
+    rows share `order` and carry the same counters)."""
+    tot, seen = {}, set()
+    for r in rows:
+        if r.get("order") in seen or not r.get("module_counters"):
+            continue
+        seen.add(r.get("order"))
+        for kv in str(r["module_counters"]).split():
+            k, _, v = kv.partition("=")
+            if k in DECISIONS:
+                tot[k] = tot.get(k, 0) + int(v)
+    return tot
+
+
+def bpf_md(rows):
+    """Markdown: the BPF build (bpf-R) beside the module (cocktail-R) for
+    each restart R both ran: the decisions their counters recorded over
+    the run, auto's choice cell by cell, and the median over cells of the
+    ratio of their cell medians (time, ×ideal) and their retransmissions.
+    Empty when no bpf-* policy ran."""
+    key = ("profile", "queue", "burst", "delay_ms", "cross")
+    out = []
+    for r in dict.fromkeys(p.name[len("bpf-"):] for p in policies.BPF):
+        mod, bpf = "cocktail-" + r, "bpf-" + r
+        cells = {}
+        for row in rows:
+            if row.get("seconds") is None or row.get("policy") not in (
+                    mod, bpf):
+                continue
+            k = tuple(row.get(x) for x in key)
+            cells.setdefault(k, ([], []))[row["policy"] == bpf].append(row)
+        pairs = [(a, b) for a, b in cells.values() if a and b]
+        if not pairs:
+            continue
+
+        def med(rs, f):
+            return stats.median([f(x) for x in rs])
+        ratio = stats.median([med(b, lambda x: x["seconds"]) /
+                              med(a, lambda x: x["seconds"])
+                              for a, b in pairs])
+        rtx = [sum(med(p, lambda x: x["burst_retrans"]) for p in side)
+               for side in zip(*pairs)]
+        dm = _decisions([x for a, _ in pairs for x in a])
+        db = _decisions([x for _, b in pairs for x in b])
+        same = "yes" if dm == db else "no"
+        if r == "auto":
+            cm, cb = auto_choices(rows, mod), auto_choices(rows, bpf)
+            by_cell = [({cm.get(id(x)) for x in a} - {None},
+                        {cb.get(id(x)) for x in b} - {None})
+                       for a, b in pairs]
+            agree = sum(1 for x, y in by_cell if x and x == y)
+            same += " (auto: same choice in %d of %d cells)" % (
+                agree, len(by_cell))
+        out.append("| %s | %d | %s | %s | %s | %.2f | %s | %s |\n" % (
+            r, len(pairs), " ".join("%s=%d" % kv for kv in sorted(
+                dm.items())) or "-", " ".join("%s=%d" % kv for kv in sorted(
+                    db.items())) or "-", same, ratio,
+            table.fmt(rtx[0]), table.fmt(rtx[1])))
+    if not out:
+        return []
+    return ["\n## the BPF build beside the module\n\n"
+            "bpf-R is cocktail_bpf (bpf/cocktail-bpf) with the module's "
+            "parameters of cocktail-R, run interleaved with it in the same "
+            "cells. Decisions: the restart counters each build recorded "
+            "over those cells; time: the median over cells of bpf-R's "
+            "median seconds / cocktail-R's; rtx: the sum over cells of "
+            "the median burst retransmissions.\n\n"
+            "| restart | cells | module decisions | BPF decisions | same | "
+            "BPF / module time | module rtx | BPF rtx |\n"
+            "|---|---|---|---|---|---|---|---|\n"] + out
 
 
 def _crossover_md(rows):
@@ -869,6 +950,7 @@ def report(ctx, rows):
     md += [ln + "\n" for ln in lines]
     md += _policies_md(rows, names)
     md += _auto_vs_chosen_md(rows)
+    md += bpf_md(rows)
     md += _crossover_md(rows)
     md += _rules_md(rows, names)
     md += _queue_vs_auto_md(rows)

@@ -204,6 +204,35 @@ def test_restart_auto_choices_from_batch_counters():
                                              None]
 
 
+def test_restart_bpf_beside_the_module():
+    """bpf_md: decisions summed once per batch, auto's choice per cell,
+    the median of the cell ratios, retransmissions per build."""
+    from bench.scenarios import restart
+
+    def cell(pol, order, delay, rtt, secs, rtx, cnt):
+        return {"profile": "p", "queue": "droptail", "burst": 100,
+                "delay_ms": delay, "cross": "udp", "policy": pol,
+                "order": order, "min_rtt_ms": rtt, "seconds": secs,
+                "ideal_s": 1.0, "burst_retrans": rtx,
+                "module_counters": cnt}
+    both = "auto_pace=1 auto_ssr=1 iw=2 pace=1 ssr=1"
+    rows = [cell("cocktail-auto", 1, 10, 21.0, 1.0, 0, both),
+            cell("cocktail-auto", 1, 100, 201.0, 2.0, 1, both),
+            cell("bpf-auto", 2, 10, 21.0, 1.1, 0, both),
+            cell("bpf-auto", 2, 100, 201.0, 2.4, 2, both)]
+    md = "".join(restart.bpf_md(rows))
+    line = [ln for ln in md.splitlines() if ln.startswith("| auto |")]
+    assert line == ["| auto | 2 | auto_pace=1 auto_ssr=1 pace=1 ssr=1 | "
+                    "auto_pace=1 auto_ssr=1 pace=1 ssr=1 | yes (auto: same "
+                    "choice in 2 of 2 cells) | 1.15 | 1.00 | 2.00 |"], md
+    # a different decision shows, and no bpf-* rows give no section
+    rows[2]["module_counters"] = rows[3]["module_counters"] = \
+        "auto_ssr=2 ssr=2"
+    assert "| no (auto: same choice in 1 of 2 cells) |" in \
+        "".join(restart.bpf_md(rows))
+    assert restart.bpf_md(rows[:2]) == []
+
+
 def _cell_rows(delay, spec):
     """rows for one (queue, burst) line at DELAY: {policy: (secs, rtx)}."""
     return [{"profile": "p", "queue": "droptail", "burst": 100,

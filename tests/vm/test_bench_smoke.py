@@ -23,8 +23,9 @@ PNG = b"\x89PNG\r\n\x1a\n"
 # scenario -> (--only filter, columns every good row must have)
 CASES = {
     # restart: both quick delays side by side (--jobs 2), UDP cross
-    # traffic (test_restart_tcp_cross runs the TCP kind)
-    "restart": ("policy=cocktail-auto,cross=udp",
+    # traffic (test_restart_tcp_cross runs the TCP kind), the module's
+    # auto and the BPF build's
+    "restart": ("policy=cocktail-auto,policy=bpf-auto,cross=udp",
                 ["seconds", "ideal_s", "burst_retrans", "cwnd_before_idle",
                  "cross_udp_dropped"]),
     "iw": ("variant=route-iw2,variant=cocktail-iw2",
@@ -35,7 +36,7 @@ CASES = {
     "phttp": ("server=phttp-split-nagle,server=phttp-together-nodelay,"
               "server=phttp-4k-together,server=nginx-keepalive,"
               "policy=linux-default", ["ms"]),
-    "overhead": ("policy=linux-default", ["mbit_s"]),
+    "overhead": ("policy=linux-default,policy=bpf-auto", ["mbit_s"]),
     "demo": ("variant=linux-default,variant=cocktail-auto-cwv0",
              ["completion_s", "burst_retrans", "cwnd_before", "srtt_us"]),
     "fleet": ("policy=cocktail-default,mode=sync",
@@ -141,6 +142,17 @@ def test_restart_rows_are_consistent():
     assert {r["requested"] for r in ev} == {"auto"}
     by_rtt = sorted(ev, key=lambda r: int(r["path_rtt_us"]))
     assert [r["applied"] for r in by_rtt] == ["ssr", "pace"]
+    # the BPF build, beside it in the same cells, decided the same: its
+    # counters (it has no tracepoints) and the report's comparison
+    bpf = [r for r in rows
+           if r["policy"] == "bpf-auto" and not r.get("error")]
+    assert len(bpf) == 2, rows
+    for r in bpf:
+        cnt = dict(kv.split("=") for kv in r["module_counters"].split())
+        assert cnt.get("auto_ssr") == "1" and cnt.get("auto_pace") == "1", r
+    md = (OUT / "restart" / "table.md").read_text()
+    assert "## the BPF build beside the module" in md
+    assert "| yes (auto: same choice in 2 of 2 cells) |" in md, md[-2000:]
 
 
 def _nginx_rows_or_note(name, key, value):
