@@ -1088,7 +1088,7 @@ def test_pace_iw(topo):
 CWV_PORT = 8230
 
 
-@pytest.mark.parametrize("cwv", [1, 0])
+@pytest.mark.parametrize("cwv", [1, 0, 2])
 def test_cwv_application_limited(cocktail, cwv):
     """A connection grows its window with a 300-segment transfer (50 ms,
     10 Mbit/s, a 200-packet queue), then sends one segment every 50 ms for
@@ -1097,7 +1097,10 @@ def test_cwv_application_limited(cocktail, cwv):
     (RFC 2861) tcp_info's cwnd ends below 3/4 of the window before, at no
     less than IW (each decay keeps max(used, IW)), and cwv_decay counts;
     with cwv=0 nothing decays (cwnd at least the window before, nothing
-    counted)."""
+    counted); with cwv=2 (RFC 7661) the sender is in a non-validated
+    period (pipeACK far below cwnd / 2), where cwnd neither grows nor
+    decays: it ends exactly where it was, nothing counted (the period's
+    end, after 5 minutes, is not waited for)."""
     params(iw=10, restart="ssr", cwv=cwv, pace_iw=0)
     with Topo(rtt=50, rate="10mbit", limit=200) as t:
         t.sysctl(t.server, "net.ipv4.tcp_slow_start_after_idle", 0)
@@ -1126,9 +1129,12 @@ def test_cwv_application_limited(cocktail, cwv):
         c1["ssr"] - c0["ssr"])
     assert before["snd_cwnd"] >= 40, "premise: window too small; " + info
     assert c1["ssr"] == c0["ssr"], "premise: a restart happened; " + info
-    if cwv:
+    if cwv == 1:
         assert 10 <= after["snd_cwnd"] < 0.75 * before["snd_cwnd"], info
         assert decays >= 1, info
+        return
+    assert decays == 0 and c1["cwv_nvp_end"] == c0["cwv_nvp_end"], info
+    if cwv == 2:
+        assert after["snd_cwnd"] == before["snd_cwnd"], info
     else:
         assert after["snd_cwnd"] >= before["snd_cwnd"], info
-        assert decays == 0, info
