@@ -36,7 +36,7 @@ CASES = {
     "phttp": ("server=phttp-split-nagle,server=phttp-together-nodelay,"
               "server=phttp-4k-together,server=nginx-keepalive,"
               "policy=linux-default", ["ms"]),
-    "overhead": ("policy=linux-default,policy=bpf-auto", ["mbit_s"]),
+    "overhead": ("policy=linux-default", ["mbit_s"]),
     "demo": ("variant=linux-default,variant=cocktail-auto-cwv0",
              ["completion_s", "burst_retrans", "cwnd_before", "srtt_us"]),
     "fleet": ("policy=cocktail-default,mode=sync",

@@ -19,8 +19,9 @@ over the last two round trips of the last warm-up response (capture.ack_rate).
 
 Restart tests run with cwv=0 so that what is measured is the restart policy
 alone (cwv=1/2 add their own decay after application-limited idle). The
-initial-window and restart tests run under both growths (growth=reno and
-growth=cubic: what they check does not depend on how the window grew);
+initial-window and restart tests run under both growths on the module
+(growth=reno and growth=cubic: what they check does not depend on how the
+window grew) and under reno on the BPF build;
 the growth tests at the end check CUBIC's and HyStart++'s own behaviour
 on a two-namespace link (cocktail_lab.topo.Link) whose server can drop
 one chosen segment.
@@ -137,7 +138,8 @@ def describe(res, fl, ev):
                 b.get("delivery_rate"), res.get("wire"), ev))
 
 
-# the window growths the initial-window and restart tests run under
+# the window growths the initial-window and restart tests run under (on
+# the module: growth_on_module, tests/vm/conftest.py)
 GROWTHS = ("reno", "cubic")
 
 
@@ -145,6 +147,7 @@ GROWTHS = ("reno", "cubic")
 
 @pytest.mark.parametrize("iw,expect", [("2", 2), ("4", 4), ("10", 10),
                                        ("rfc3390", 3)])
+@pytest.mark.growth_on_module
 @pytest.mark.parametrize("growth", GROWTHS)
 def test_iw(topo, iw, expect, growth):
     params(iw=iw, cwv=0, pace_iw=0, growth=growth)
@@ -242,6 +245,7 @@ def check_paced(res, fl, ev, info):
 
 @pytest.mark.parametrize("ssai", [0, 1])
 @pytest.mark.parametrize("policy", ["ssr", "keep", "pace"])
+@pytest.mark.growth_on_module
 @pytest.mark.parametrize("growth", GROWTHS)
 def test_restart(topo, policy, ssai, growth):
     # pace at the delivery rate, the one the wire shows (test_pace_rate
@@ -275,6 +279,7 @@ DECAY_TRIES = 3
 
 @pytest.mark.parametrize("ssai", [0, 1])
 @pytest.mark.parametrize("k", [1, 2, 3])
+@pytest.mark.growth_on_module
 @pytest.mark.parametrize("growth", GROWTHS)
 def test_restart_decay(topo, k, ssai, growth):
     """An idle of k RTOs gives a first flight of max(IW, cwnd >> k) (at
@@ -313,6 +318,7 @@ def test_restart_decay(topo, k, ssai, growth):
 # ------------------------------------------------------------- test 3: auto
 
 @pytest.mark.parametrize("rtt,policy", [(20, "ssr"), (200, "pace")])
+@pytest.mark.growth_on_module
 @pytest.mark.parametrize("growth", GROWTHS)
 def test_auto(cocktail, rtt, policy, growth):
     thr = int(B.get("auto_rtt_us"))
@@ -542,6 +548,7 @@ def test_pace_end_leaves_application_cap(topo, cap):
 
 @pytest.mark.parametrize("ssai", [0, 1])
 @pytest.mark.parametrize("policy", ["ssr", "decay", "pace"])
+@pytest.mark.growth_on_module
 @pytest.mark.parametrize("growth", GROWTHS)
 def test_no_restart_below_rto(topo, policy, ssai, growth):
     """A pause shorter than the RTO changes nothing: no restart event, the
