@@ -1,5 +1,11 @@
 """The scorecard's classification (bench/lib/scorecard.py) on hand-made
 cells and rows, and its report on the committed grids (host, no VM)."""
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from bench.lib import scorecard as sc
@@ -265,3 +271,25 @@ def test_goals_quiet_against_the_ideal_busy_against_linux_default():
     ]
     assert sc.goals(cells) == {"quiet": 3, "quiet_met": 1, "busy": 3,
                                "busy_met": 1}
+
+
+def test_scorecard_scores_the_committed_grids(tmp_path):
+    """bench/run scorecard (a host scenario: it reads the committed grids'
+    runs.csv) writes its cell table, its counts and the Pareto plot."""
+    repo = Path(__file__).resolve().parents[2]
+    out = tmp_path / "scorecard"
+    env = dict(os.environ, MPLCONFIGDIR=str(tmp_path / "mpl"),
+               PYTHONPATH=os.pathsep.join([str(repo / "lab"),
+                                           str(repo / "scripts")]))
+    p = subprocess.run([sys.executable, "-m", "bench.lib.runner",
+                        "scorecard", "--quick", "--reps", "1", "--out",
+                        str(out)], cwd=repo, text=True, capture_output=True,
+                       timeout=300, env=env)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    with open(out / "cells.csv", newline="") as f:
+        cells = list(csv.DictReader(f))
+    assert len({(c["grid"], c["cell"]) for c in cells}) == 127, len(cells)
+    md = (out / "table.md").read_text()
+    assert "dominated" in md and "\n|" in md
+    assert (out / "pareto.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "bench/run scorecard" in (out / "README.md").read_text()

@@ -44,7 +44,8 @@ CASES = {
     # the quick grid: one cell of four variants and the fairness cell
     "growth": ("", ["mbit_s", "retrans"]),
 }
-# scenarios with outputs of their own shape: a test each below
+# scenarios with outputs of their own shape: a test each below, but the
+# scorecard's (a host scenario: tests/unit/test_bench_scorecard.py)
 DEDICATED = ("ooo", "pacerate", "scorecard")
 
 
@@ -323,24 +324,6 @@ def test_bad_arguments_are_refused():
                         "--reps", "0"], cwd=REPO, text=True,
                        capture_output=True, env=runner_env())
     assert p.returncode == 2 and "--reps" in p.stderr
-
-
-def test_scorecard_scores_the_committed_grids():
-    """bench/run scorecard (a host scenario: it reads the committed grids'
-    runs.csv) writes its cell table, its counts and the Pareto plot."""
-    out = OUT / "scorecard"
-    cmd = [sys.executable, "-m", "bench.lib.runner", "scorecard", "--quick",
-           "--reps", "1", "--out", str(out)]
-    p = subprocess.run(cmd, cwd=REPO, text=True, capture_output=True,
-                       timeout=300, env=runner_env())
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    with open(out / "cells.csv", newline="") as f:
-        cells = list(csv.DictReader(f))
-    assert len({(c["grid"], c["cell"]) for c in cells}) == 127, len(cells)
-    md = (out / "table.md").read_text()
-    assert "dominated" in md and "\n|" in md
-    assert (out / "pareto.png").read_bytes()[:8] == PNG
-    assert "bench/run scorecard" in (out / "README.md").read_text()
 
 
 def test_restart_tcp_cross():
