@@ -12,6 +12,7 @@ scripts/tcp-tune exists the namespace sysctl is applied through
 import concurrent.futures
 import os
 import re
+import subprocess
 from pathlib import Path
 
 from cocktail_lab import modparams, proc
@@ -121,14 +122,14 @@ def cocktail_status():
 
 
 def bpf_tool(*args, check=True):
-    """Run bpf/cocktail-bpf; its stdout. With CHECK a failure raises
-    RuntimeError with the tool's own sentence."""
-    p = proc.sh(" ".join([str(BPF_TOOL)] + [str(a) for a in args]),
-                check=False)
+    """Run bpf/cocktail-bpf: its CompletedProcess. With CHECK a failure
+    raises RuntimeError with the tool's own sentence."""
+    p = subprocess.run([str(BPF_TOOL)] + [str(a) for a in args], text=True,
+                       capture_output=True)
     if check and p.returncode != 0:
         raise RuntimeError("cocktail-bpf %s: %s" % (
             " ".join(map(str, args)), p.stderr.strip()))
-    return p.stdout
+    return p
 
 
 def bpf_status():
@@ -137,9 +138,9 @@ def bpf_status():
         return False, "bpf/cocktail-bpf not built (make bpf)"
     if os.geteuid() != 0:
         return False, "not root"
-    if proc.sh("%s status" % BPF_TOOL, check=False).returncode == 0:
+    if bpf_tool("status", check=False).returncode == 0:
         return True, "registered"
-    p = proc.sh("%s load" % BPF_TOOL, check=False)
+    p = bpf_tool("load", check=False)
     if p.returncode == 0:
         return True, "registered now"
     return False, p.stderr.strip()
@@ -152,7 +153,7 @@ def build_params(policy):
         return modparams.get_params()
     if policy.cc == "cocktail_bpf":
         return dict(ln.split(" ", 1) for ln in
-                    bpf_tool("get").splitlines() if " " in ln)
+                    bpf_tool("get").stdout.splitlines() if " " in ln)
     return {}
 
 
@@ -162,7 +163,7 @@ def counters(policy):
     if policy.cc == "cocktail":
         return modparams.counters()
     if policy.cc == "cocktail_bpf":
-        return modparams.parse_counters(bpf_tool("stats"))
+        return modparams.parse_counters(bpf_tool("stats").stdout)
     return {}
 
 
