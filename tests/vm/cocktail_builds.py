@@ -56,24 +56,13 @@ def _restore_allowed(allowed):
 
 
 class Build:
+    """What both builds offer: name and ca (the algorithm's name);
+    set(k, v) and get(k) of a parameter; counters(), {name: value} with
+    the module's stats names; events(*names), a with block recording the
+    events NAMES (cocktail_restart, cocktail_pace_end, cocktail_check):
+    .lines afterwards, one event a line in the tracepoints' format, and
+    .mark(text) to put a line among them; up() and down()."""
     name = ca = None
-
-    def set(self, k, v):
-        raise NotImplementedError
-
-    def get(self, k):
-        raise NotImplementedError
-
-    def counters(self):
-        """{counter name: value}, the module's stats names."""
-        raise NotImplementedError
-
-    def events(self, *names):
-        """A with block recording the events NAMES (cocktail_restart,
-        cocktail_pace_end, cocktail_check): .lines afterwards, one event
-        a line in the tracepoints' format, and .mark(text) to put a line
-        among them."""
-        raise NotImplementedError
 
     def params(self, **kw):
         """Set parameters and check that they read back."""
