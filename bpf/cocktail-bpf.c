@@ -118,6 +118,7 @@ static const struct param params[] = {
 	  CP_NR_RATES, "delivery | window | max" },
 	{ "cwv", P_UINT, OFF(cwv), CP_CWV_OFF, CP_CWV_7661, NULL, 0,
 	  "0 off, 1 RFC 2861, 2 RFC 7661" },
+	{ "nvp_s", P_UINT, OFF(nvp_s), 1, CP_NVP_MAX_S, NULL, 0, "1..3600" },
 	{ "pace_iw", P_UINT, OFF(pace_iw), 0, 1, NULL, 0, "0 or 1" },
 	{ "ssthresh_est", P_UINT, OFF(ssthresh_est), 0, 1, NULL, 0, "0 or 1" },
 	{ "check_rtt_pct", P_UINT, OFF(check_rtt_pct), 101, 1000, NULL, 0,

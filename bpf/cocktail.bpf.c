@@ -91,6 +91,7 @@ __u32 queue_pct = 120;
 __u32 growth SEC(".data") = CP_GROWTH_RENO;
 __u32 pace_rate = CP_RATE_MAX;
 __u32 cwv = CP_CWV_2861;
+__u32 nvp_s = CP_NVP_SECONDS;
 __u32 pace_iw SEC(".data") = 0;
 __u32 ssthresh_est = 1;
 __u32 check_rtt_pct = 125;
@@ -925,7 +926,7 @@ static __always_inline void cwv_7661(struct sock *sk)
 		ca->nvp_stamp = now;
 		return;
 	}
-	if (cp_elapsed(now, ca->nvp_stamp) < CP_NVP_SECONDS * hz())
+	if (cp_elapsed(now, ca->nvp_stamp) < nvp_s * hz())
 		return;
 	ca->nvp_stamp = now;
 	if (!app_limited_decay_ok(sk))

@@ -102,8 +102,13 @@ enum cp_cwv {
 	CP_CWV_7661,	/* RFC 7661, simplified (see tcp_cocktail.c) */
 };
 
-/* RFC 7661's non-validated period (NVP), in seconds: its 5 minutes. */
+/*
+ * RFC 7661's non-validated period (NVP), in seconds: its 5 minutes, the
+ * default of nvp_s.  The largest nvp_s is an hour: in jiffies it fits u32
+ * at any HZ, and cp_elapsed() is exact over it.
+ */
 #define CP_NVP_SECONDS		300U
+#define CP_NVP_MAX_S		3600U
 
 static inline u32 cp_min(u32 a, u32 b)
 {

@@ -294,8 +294,9 @@
  *      delivered in the last two complete round trips.  While
  *      pipeACK >= cwnd / 2 (validated) growth is as for 1 and nothing
  *      decays; below that (non-validated period) cwnd neither grows nor
- *      decays, and after 5 minutes in it cwnd = max(cwnd / 2,
- *      min(IW, cwnd)), ssthresh = max(ssthresh, 3/4 cwnd).  Loss response
+ *      decays, and after nvp_s seconds in it (RFC 7661's 5 minutes by
+ *      default) cwnd = max(cwnd / 2, min(IW, cwnd)), ssthresh =
+ *      max(ssthresh, 3/4 cwnd), and a new period starts.  Loss response
  *      stays the growth's (Reno's or CUBIC's)
  * Decays happen only in CA_Open and not while the send buffer is full
  * (then the sender, not the application, is the limit).  The kernel has
@@ -308,8 +309,8 @@
  *
  * Parameters are read once per decision, so a change applies to the next
  * connection (iw, pace_iw, ssthresh_est, growth), the next restart (restart,
- * auto_rtt_us, queue_pct, pace_rate) or the next ACK (cwv, check_rtt_pct,
- * check_rate_pct).
+ * auto_rtt_us, queue_pct, pace_rate) or the next ACK (cwv, nvp_s,
+ * check_rtt_pct, check_rate_pct).
  */
 #define pr_fmt(fmt) "tcp_cocktail: " fmt
 
@@ -381,6 +382,8 @@ static unsigned int cocktail_auto_rtt_us __read_mostly = 100000;
 static unsigned int cocktail_queue_pct __read_mostly = 120;
 /* RFC 2861: what the kernel itself does with tcp_slow_start_after_idle=1. */
 static unsigned int cocktail_cwv_mode __read_mostly = CP_CWV_2861;
+/* RFC 7661's non-validated period, in seconds. */
+static unsigned int cocktail_nvp_s __read_mostly = CP_NVP_SECONDS;
 /* Off: with iw <= 10 internal pacing leaves the initial window unpaced. */
 static unsigned int cocktail_pace_iw __read_mostly;
 /*
@@ -536,6 +539,23 @@ static const struct kernel_param_ops cocktail_cwv_ops = {
 
 module_param_cb(cwv, &cocktail_cwv_ops, &cocktail_cwv_mode, 0644);
 MODULE_PARM_DESC(cwv, "congestion window validation: 0 off, 1 RFC 2861, 2 RFC 7661 (default 1)");
+
+/*
+ * At least a second: the period is checked on ACKs, coarser than that is
+ * not meant.  At most CP_NVP_MAX_S: an hour, twelve times RFC 7661's.
+ */
+static int cocktail_nvp_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, CP_NVP_MAX_S);
+}
+
+static const struct kernel_param_ops cocktail_nvp_ops = {
+	.set = cocktail_nvp_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(nvp_s, &cocktail_nvp_ops, &cocktail_nvp_s, 0644);
+MODULE_PARM_DESC(nvp_s, "cwv=2: seconds of a non-validated period before cwnd is halved (1..3600, default 300, RFC 7661)");
 
 static int cocktail_bool_set(const char *val, const struct kernel_param *kp)
 {
@@ -1407,7 +1427,7 @@ static void cocktail_cwv_7661(struct sock *sk)
 		ca->nvp_stamp = now;
 		return;
 	}
-	if (cp_elapsed(now, ca->nvp_stamp) < CP_NVP_SECONDS * HZ)
+	if (cp_elapsed(now, ca->nvp_stamp) < READ_ONCE(cocktail_nvp_s) * HZ)
 		return;
 	ca->nvp_stamp = now;
 	if (!cocktail_app_limited_decay_ok(sk))

@@ -28,7 +28,7 @@ TOOL = REPO / "bpf" / "cocktail-bpf"
 # every parameter, in both builds
 PARAMS = ("iw", "restart", "auto_rtt_us", "queue_pct", "growth",
           "pace_rate", "cwv", "pace_iw", "ssthresh_est", "check_rtt_pct",
-          "check_rate_pct")
+          "check_rate_pct", "nvp_s")
 
 
 def tool(*args, check=True):

@@ -39,11 +39,12 @@ KO = KMOD / (MOD + ".ko")
 TRACING = Path("/sys/kernel/tracing")
 ALL_PARAMS = ("iw", "restart", "auto_rtt_us", "queue_pct", "cwv", "pace_iw",
               "pace_rate", "ssthresh_est", "check_rtt_pct", "check_rate_pct",
-              "growth", "stats")
+              "growth", "nvp_s", "stats")
 DEFAULTS = {"iw": "10", "restart": "auto", "auto_rtt_us": "100000",
             "queue_pct": "120", "cwv": "1", "pace_iw": "0",
             "pace_rate": "max", "ssthresh_est": "1", "check_rtt_pct": "125",
-            "check_rate_pct": "75", "growth": "reno"}
+            "check_rate_pct": "75", "growth": "reno",
+            "nvp_s": "300"}
 INVALID = {
     "iw": ["0", "65", "-1", "abc", "rfc", "rfc3390x", "10x", "4294967306",
            ""],
@@ -58,6 +59,7 @@ INVALID = {
     "check_rtt_pct": ["0", "100", "1001", "x", "125%", ""],
     "check_rate_pct": ["0", "100", "-1", "x", "0.75", ""],
     "growth": ["", "Cubic", "bic", "reno,cubic", "1", "cubic2"],
+    "nvp_s": ["0", "3601", "-1", "5m", "1.5", ""],
 }
 VALID = {
     "iw": [("rfc3390", "rfc3390"), ("1", "1"), ("64", "64"), ("2", "2")],
@@ -74,6 +76,7 @@ VALID = {
     "check_rate_pct": [("1", "1"), ("99", "99"), ("75", "75")],
     # reno last: the default
     "growth": [("cubic", "cubic"), ("reno", "reno")],
+    "nvp_s": [("1", "1"), ("3600", "3600"), ("300", "300")],
 }
 STAT_NAMES = ("ssr", "decay", "keep", "pace", "measure", "auto_ssr",
               "auto_pace", "queue_ssr", "queue_pace", "pace_ended",

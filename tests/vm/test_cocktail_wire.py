@@ -77,8 +77,10 @@ def topo(cocktail):
 
 def params(**kw):
     """Set the build's parameters and check they read back; a test that
-    does not name growth runs under reno, whatever the test before set."""
+    does not name growth or nvp_s runs with their defaults, whatever the
+    test before set."""
     kw.setdefault("growth", "reno")
+    kw.setdefault("nvp_s", 300)
     B.params(**kw)
 
 
@@ -1095,8 +1097,10 @@ def test_pace_iw(topo):
 CWV_PORT = 8230
 
 
-@pytest.mark.parametrize("cwv", [1, 0, 2])
-def test_cwv_application_limited(cocktail, cwv):
+@pytest.mark.parametrize("cwv,nvp_s", [(1, 300), (0, 300), (2, 300),
+                                       (2, 1)],
+                         ids=["cwv1", "cwv0", "cwv2", "cwv2-nvp1"])
+def test_cwv_application_limited(cocktail, cwv, nvp_s):
     """A connection grows its window with a 300-segment transfer (50 ms,
     10 Mbit/s, a 200-packet queue), then sends one segment every 50 ms for
     2.5 s: application-limited, never idle for an RTO (no restart), with
@@ -1106,9 +1110,12 @@ def test_cwv_application_limited(cocktail, cwv):
     with cwv=0 nothing decays (cwnd at least the window before, nothing
     counted); with cwv=2 (RFC 7661) the sender is in a non-validated
     period (pipeACK far below cwnd / 2), where cwnd neither grows nor
-    decays: it ends exactly where it was, nothing counted (the period's
-    end, after 5 minutes, is not waited for)."""
-    params(iw=10, restart="ssr", cwv=cwv, pace_iw=0)
+    decays: with the default nvp_s (300 s) it ends exactly where it was,
+    nothing counted; with nvp_s=1 the period ends once or twice in the
+    2.5 s, and each end halves cwnd (never below IW) and raises ssthresh
+    to 3/4 of the window before the first cut: tcp_info shows exactly
+    that for the number of ends cwv_nvp_end counted."""
+    params(iw=10, restart="ssr", cwv=cwv, pace_iw=0, nvp_s=nvp_s)
     with Topo(rtt=50, rate="10mbit", limit=200) as t:
         t.sysctl(t.server, "net.ipv4.tcp_slow_start_after_idle", 0)
         lst = traffic.Listener(t.server, t.server_addr, CWV_PORT)
@@ -1131,16 +1138,32 @@ def test_cwv_application_limited(cocktail, cwv):
         finally:
             lst.close()
     decays = c1["cwv_decay"] - c0["cwv_decay"]
-    info = "cwnd before %d after %d, rto %d us, decays %d, restarts %d" % (
-        before["snd_cwnd"], after["snd_cwnd"], before["rto"], decays,
-        c1["ssr"] - c0["ssr"])
+    ends = c1["cwv_nvp_end"] - c0["cwv_nvp_end"]
+    info = ("cwnd before %d after %d, ssthresh before %d after %d, rto %d "
+            "us, decays %d, nvp ends %d, restarts %d" % (
+                before["snd_cwnd"], after["snd_cwnd"],
+                before["snd_ssthresh"], after["snd_ssthresh"],
+                before["rto"], decays, ends, c1["ssr"] - c0["ssr"]))
     assert before["snd_cwnd"] >= 40, "premise: window too small; " + info
     assert c1["ssr"] == c0["ssr"], "premise: a restart happened; " + info
     if cwv == 1:
         assert 10 <= after["snd_cwnd"] < 0.75 * before["snd_cwnd"], info
         assert decays >= 1, info
         return
-    assert decays == 0 and c1["cwv_nvp_end"] == c0["cwv_nvp_end"], info
+    assert decays == 0, info
+    if nvp_s == 1:
+        # the period starts at the first application-limited ACK and is
+        # checked on every ACK (one each 50 ms): 2.5 s hold one or two ends
+        assert 1 <= ends <= 2, info
+        cwnd = before["snd_cwnd"]
+        for _ in range(ends):
+            cwnd = max(cwnd // 2, min(10, cwnd))
+        assert after["snd_cwnd"] == cwnd, info
+        cut = (before["snd_cwnd"] >> 1) + (before["snd_cwnd"] >> 2)
+        assert after["snd_ssthresh"] == max(before["snd_ssthresh"], cut), \
+            info
+        return
+    assert ends == 0, info
     if cwv == 2:
         assert after["snd_cwnd"] == before["snd_cwnd"], info
     else:
