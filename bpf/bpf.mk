@@ -25,7 +25,8 @@ $(BPF_BUILD)/vmlinux.h: bpf/vmlinux-btf | $(BPF_BUILD)
 	mv $@.tmp $@
 
 $(BPF_BUILD)/cocktail.bpf.o: bpf/cocktail.bpf.c bpf/cocktail_bpf.h \
-		kmod/cocktail_policy.h kmod/cocktail_state.h $(BPF_BUILD)/vmlinux.h
+		kmod/cocktail_policy.h kmod/cocktail_state.h kmod/cocktail_core.h \
+		$(BPF_BUILD)/vmlinux.h
 	$(BPF_CLANG) $(BPF_CFLAGS) -c bpf/cocktail.bpf.c -o $@
 
 $(BPF_BUILD)/cocktail.skel.h: $(BPF_BUILD)/cocktail.bpf.o

@@ -58,12 +58,6 @@
 typedef struct cocktail_bpf__data params_t;
 typedef struct cocktail_bpf__bss bss_t;
 
-/* Why a paced flight ended; a measured flight's check gives its verdict. */
-static const char *const pace_end_names[CPE_CHECK] = {
-	[CPE_ACK] = "ack", [CPE_LOSS] = "loss", [CPE_RELEASE] = "release",
-	[CPE_NEW] = "new",
-};
-
 static bool verbose;
 
 static void die(const char *fmt, ...)
@@ -522,7 +516,8 @@ static int on_event(void *ctx, void *data, size_t len)
 		       e->reason >= CPE_CHECK ?
 		       name_of(cocktail_check_names, CP_NR_CHECKS,
 			       e->reason - CPE_CHECK) :
-		       name_of(pace_end_names, CPE_CHECK, e->reason),
+		       name_of(cocktail_pace_end_names, CPE_CHECK,
+			       e->reason),
 		       e->segs, e->duration_us,
 		       (unsigned long long)e->pacing_rate);
 	else if (e->type == CEV_CHECK)

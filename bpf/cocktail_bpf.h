@@ -14,15 +14,6 @@
 /* The name the BPF build registers under, so the module can coexist. */
 #define COCKTAIL_BPF_NAME	"cocktail_bpf"
 
-/* Why a paced flight ended (the module's pace_end reasons). */
-enum cocktail_pace_end {
-	CPE_ACK,	/* first ACK for data of the flight */
-	CPE_LOSS,	/* RTO */
-	CPE_RELEASE,	/* socket closed or switched to another algorithm */
-	CPE_NEW,	/* a new restart */
-	CPE_CHECK,	/* a measured flight's check: CPE_CHECK + enum cp_check */
-};
-
 enum cocktail_event_type {
 	CEV_RESTART = 1,	/* the module's cocktail_restart */
 	CEV_PACE_END,		/* the module's cocktail_pace_end */

@@ -44,6 +44,7 @@ static inline u64 cp_div_u64_rem(u64 a, u32 b, u32 *rem)
 #endif
 
 #define CP_USEC_PER_SEC		1000000U
+#define CP_USEC_PER_MSEC	1000U
 #define CP_U64_MAX		(~(u64)0)
 
 /*

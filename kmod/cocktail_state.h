@@ -48,10 +48,22 @@ enum cocktail_train {
  * Rates are kept in 32 bits of B/s, up to 4.29 GB/s (34 Gbit/s): a
  * paced flight never goes faster, and a pacing rate or cap above that
  * which a flight saves saturates and is put back as ~0UL (no cap).
- * pipeack saturates at 65535 segments a round, which counts as validated
+ * pipeack saturates at COCKTAIL_PIPEACK_MAX segments a round, which counts as validated
  * (RFC 7661 is about windows the application does not use: a round that
  * delivered 65535 segments is not one).
  */
+/* The largest pipeack, what its u16 holds. */
+#define COCKTAIL_PIPEACK_MAX	65535U
+
+/* Why a paced flight ended (the pace_end event's reason). */
+enum cocktail_pace_end {
+	CPE_ACK,	/* first ACK for data of the flight */
+	CPE_LOSS,	/* RTO */
+	CPE_RELEASE,	/* socket closed or switched to another algorithm */
+	CPE_NEW,	/* a new restart */
+	CPE_CHECK,	/* a measured flight's check: CPE_CHECK + enum cp_check */
+};
+
 struct cocktail {
 	struct cp_maxwin bw;		/* windowed max delivery rate, B/s */
 	struct cp_maxwin cap;		/* windowed max ACK-train rate, B/s */
@@ -232,6 +244,14 @@ static const char * const cocktail_check_names[CP_NR_CHECKS] = {
 	[CP_CHECK_RTT] = "rtt",
 	[CP_CHECK_RATE] = "rate",
 	[CP_CHECK_LOSS] = "loss",
+};
+
+/* Below CPE_CHECK; from it on the reason is cocktail_check_names[r - it]. */
+static const char * const cocktail_pace_end_names[CPE_CHECK] = {
+	[CPE_ACK] = "ack",
+	[CPE_LOSS] = "loss",
+	[CPE_RELEASE] = "release",
+	[CPE_NEW] = "new",
 };
 
 static const char * const cocktail_growth_names[CP_NR_GROWTHS] = {

@@ -23,6 +23,13 @@
  * idle, and validates the window while the application does not use it:
  * those work the same under both growths.
  *
+ * The code is in three layers, shared with the BPF build
+ * (bpf/cocktail.bpf.c): the arithmetic in cocktail_policy.h (no kernel
+ * headers, tested on the host), the per-socket logic in cocktail_core.h
+ * (which fields each callback reads and writes), and this file, the
+ * module's shell: parameters, counters, tracepoints, the initial window
+ * from the route, and pacing through the socket's fields.
+ *
  * Units: cwnd, ssthresh and initial windows in segments; rates in bytes
  * per second; idle time and RTO in jiffies; RTTs in microseconds.
  *
@@ -149,8 +156,8 @@
  * The rate is the bottleneck's, not only what the connection achieved:
  * besides the pace_rate estimate (delivery or window rate, both at most
  * cwnd / RTT), the module times the ACK train of every round (see
- * cocktail_train_ack()), which shows the bottleneck's rate even when the
- * window filled a fraction of the round trip.
+ * ck_train_ack() in cocktail_core.h), which shows the bottleneck's rate
+ * even when the window filled a fraction of the round trip.
  * A flight at the bottleneck's rate builds no queue, so its RTTs stay at
  * the minimum and its ACKs come back as fast as it was sent, unless the
  * path changed during the idle period: a competitor's queue raises the
@@ -327,14 +334,6 @@
 
 #define CREATE_TRACE_POINTS
 #include "cocktail_trace.h"
-
-/*
- * Round trips a delivery-rate sample stays in the windowed max (between
- * one and two times this), as BBR's bandwidth filter: long enough to span
- * the application-limited rounds between keep-alive responses, short
- * enough to forget a rate from before the path changed.
- */
-#define COCKTAIL_BW_ROUNDS	10
 
 /*
  * Kernel-version-sensitive accessors live here, so a compat shim for other
@@ -673,132 +672,6 @@ static void cocktail_set_iw(struct sock *sk)
 	cocktail_count(CC_IW);
 }
 
-/* ---- growth: CUBIC and HyStart++ ---------------------------------- */
-
-/* CUBIC's clock, ms: the low 32 bits of tcp_mstamp / 1000 (wrap-safe). */
-static u32 cocktail_now_ms(const struct tcp_sock *tp)
-{
-	return (u32)div_u64(tp->tcp_mstamp, USEC_PER_MSEC);
-}
-
-/*
- * The initial slow start is over (a congestion event, congestion
- * avoidance reached, HyStart++'s own exit): CUBIC takes the words over,
- * with no W_max yet (the first epoch starts on its plateau) and
- * cwnd_prior = cwnd, the window "upon exiting the first slow start"
- * (RFC 9438 section 4.10).
- */
-static void cocktail_hystart_end(struct sock *sk)
-{
-	struct cocktail *ca = inet_csk_ca(sk);
-
-	if (!ca->hystart)
-		return;
-	ca->hystart = 0;
-	memset(&ca->cu, 0, sizeof(ca->cu));
-	ca->cu.cwnd_prior = cocktail_cwnd(tcp_sk(sk));
-}
-
-/* A round ended during the initial slow start. */
-static void cocktail_hystart_round(struct sock *sk)
-{
-	struct cocktail *ca = inet_csk_ca(sk);
-	struct tcp_sock *tp = tcp_sk(sk);
-
-	if (cp_hystart_round(&ca->hs) != CP_HS_EXIT)
-		return;
-	tp->snd_ssthresh = cocktail_cwnd(tp);
-	cocktail_count(CC_HYSTART_EXIT);
-	cocktail_hystart_end(sk);
-}
-
-/* An ACK's RTT sample (us, <= 0: none) during the initial slow start. */
-static void cocktail_hystart_rtt(struct sock *sk, s32 rtt_us)
-{
-	struct cocktail *ca = inet_csk_ca(sk);
-
-	if (rtt_us <= 0)
-		return;
-	switch (cp_hystart_rtt(&ca->hs, rtt_us)) {
-	case CP_HS_CSS:
-		cocktail_count(CC_HYSTART_CSS);
-		break;
-	case CP_HS_RESUME:
-		cocktail_count(CC_HYSTART_RESUME);
-		break;
-	default:
-		break;
-	}
-}
-
-/*
- * growth=cubic on an ACK that may grow the window: slow start (with
- * HyStart++'s L and CSS in the initial one), then CUBIC's window function
- * and Reno-friendly region in congestion avoidance.
- */
-static void cocktail_cubic_grow(struct sock *sk, u32 acked)
-{
-	struct cocktail *ca = inet_csk_ca(sk);
-	struct tcp_sock *tp = tcp_sk(sk);
-	u32 cwnd, w, cnt;
-
-	if (tcp_in_slow_start(tp)) {
-		if (ca->hystart)
-			acked = cp_hystart_grow(&ca->hs, acked);
-		acked = acked ? tcp_slow_start(tp, acked) : 0;
-		if (!acked)
-			return;
-	}
-	cocktail_hystart_end(sk);
-	cwnd = cocktail_cwnd(tp);
-	w = cp_cubic_ack(&ca->cu, cwnd, acked, cocktail_now_ms(tp),
-			 cocktail_srtt_us(tp) / USEC_PER_MSEC, &cnt);
-	if (w > cwnd)
-		cocktail_set_cwnd(tp, w);
-	else if (cnt)
-		tcp_cong_avoid_ai(tp, cnt, acked);
-}
-
-/*
- * The window did not grow for this ACK (application-limited under cwv,
- * or a measured restart's frozen flight): the epoch ends, so that CUBIC's
- * t does not count the time the window was not in use (RFC 9438 section
- * 4.2); the next ACK that may grow starts a new one from the window then.
- */
-static void cocktail_cubic_hold(struct sock *sk)
-{
-	struct cocktail *ca = inet_csk_ca(sk);
-
-	if (ca->cubic && !ca->hystart)
-		ca->cu.w_est = 0;
-}
-
-/*
- * The first transmit after @idle jiffies with nothing in flight.  Idle
- * time earns CUBIC no growth: after a restart (idle > RTO, the policy has
- * set the window) the epoch ends and the next one starts from the window
- * the policy left; after a shorter pause the epoch is moved forward by
- * the pause, so t does not count it.  During the initial slow start,
- * HyStart++'s round minima from before the pause say nothing about the
- * queue after it: it starts over (back to slow start if it was in CSS).
- */
-static void cocktail_cubic_idle(struct sock *sk, u32 idle, bool restart)
-{
-	struct cocktail *ca = inet_csk_ca(sk);
-
-	if (!ca->cubic)
-		return;
-	if (ca->hystart) {
-		if (restart)
-			cp_hystart_init(&ca->hs);
-		return;
-	}
-	if (restart)
-		ca->cu.w_est = 0;
-	else if (ca->cu.w_est)
-		ca->cu.t0_ms += jiffies_to_msecs(idle);
-}
-
 /* ---- pacing -------------------------------------------------------- */
 
 /* A rate in B/s as kept in struct cocktail: saturated at U32_MAX. */
@@ -813,8 +686,15 @@ static unsigned long cocktail_rate_ul(u32 rate)
 	return rate == U32_MAX ? ~0UL : rate;
 }
 
+static const char *cocktail_pace_end_name(enum cocktail_pace_end reason)
+{
+	if (reason >= CPE_CHECK)
+		return cocktail_check_names[reason - CPE_CHECK];
+	return cocktail_pace_end_names[reason];
+}
+
 static void cocktail_pace_stop(struct sock *sk, enum cocktail_counter why,
-			       const char *reason)
+			       enum cocktail_pace_end reason)
 {
 	struct cocktail *ca = inet_csk_ca(sk);
 	const struct tcp_sock *tp = tcp_sk(sk);
@@ -824,7 +704,7 @@ static void cocktail_pace_stop(struct sock *sk, enum cocktail_counter why,
 		return;
 	ca->pacing = 0;
 	cocktail_count(why);
-	trace_cocktail_pace_end(sk, reason,
+	trace_cocktail_pace_end(sk, cocktail_pace_end_name(reason),
 				(u16)(tp->data_segs_out - ca->pace_start_segs),
 				(u32)tp->tcp_mstamp - ca->pace_start_us,
 				ca->pace_rate);
@@ -859,7 +739,7 @@ static void cocktail_pace_start(struct sock *sk, unsigned long rate)
 	struct cocktail *ca = inet_csk_ca(sk);
 	const struct tcp_sock *tp = tcp_sk(sk);
 
-	cocktail_pace_stop(sk, CC_PACE_ENDED_OTHER, "new");
+	cocktail_pace_stop(sk, CC_PACE_ENDED_OTHER, CPE_NEW);
 	ca->pace_prev_status = READ_ONCE(sk->sk_pacing_status);
 	ca->pace_prev_rate = cocktail_rate32(READ_ONCE(sk->sk_pacing_rate));
 	ca->pace_prev_max = cocktail_rate32(READ_ONCE(sk->sk_max_pacing_rate));
@@ -875,504 +755,7 @@ static void cocktail_pace_start(struct sock *sk, unsigned long rate)
 	cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE, SK_PACING_NEEDED);
 }
 
-/* ---- measured restart ---------------------------------------------- */
-
-/*
- * The filters age when a sample arrives: before a restart reads them, an
- * empty sample at the current round drops buckets older than the window
- * (a flow whose samples stopped counting, or did not come).
- */
-static void cocktail_age_filters(struct cocktail *ca)
-{
-	cp_maxwin_update(&ca->bw, ca->round, COCKTAIL_BW_ROUNDS, 0);
-	cp_maxwin_update(&ca->cap, ca->round, COCKTAIL_BW_ROUNDS, 0);
-}
-
-/*
- * The pre-idle rate a restart paces at (pace_rate), in B/s, for a window
- * of @cwnd segments, with the filters aged first; 0 without any rate.
- */
-static unsigned long cocktail_restart_rate(struct sock *sk, u32 cwnd)
-{
-	struct cocktail *ca = inet_csk_ca(sk);
-	const struct tcp_sock *tp = tcp_sk(sk);
-
-	cocktail_age_filters(ca);
-	return cp_pace_rate(cp_maxwin_get(&ca->bw), cwnd, tp->mss_cache,
-			    cocktail_srtt_us(tp),
-			    READ_ONCE(sk->sk_max_pacing_rate),
-			    READ_ONCE(cocktail_pace_rate.val));
-}
-
-/* The path's minimum RTT in us: the kernel's windowed min, else srtt. */
-static u32 cocktail_path_rtt_us(const struct tcp_sock *tp)
-{
-	return cp_path_rtt_us(tcp_min_rtt(tp), cocktail_srtt_us(tp));
-}
-
-/* The ACK train's rate in B/s, 0 while too few segments tell it. */
-static u64 cocktail_train_rate(const struct sock *sk)
-{
-	const struct cocktail *ca = inet_csk_ca(sk);
-	const struct tcp_sock *tp = tcp_sk(sk);
-	u32 segs = tp->delivered - ca->train_delivered;
-
-	if (ca->mstate != CM_CHECK || segs < CP_CHECK_MIN_SEGS)
-		return 0;
-	return cp_rate(segs, tp->mss_cache,
-		       (u32)tp->tcp_mstamp - ca->train_us, CP_U64_MAX);
-}
-
-/*
- * The check of a measured restart reached @verdict.  A full flight keeps
- * its window but no more than is in flight (plus the extra segments), so
- * that ending the pacing does not release a burst; a failed check drops
- * to the window of the rate the ACKs showed and makes it ssthresh, so
- * the connection goes on in congestion avoidance from there.  After a
- * loss the kernel's recovery (PRR) brings cwnd down to the ssthresh
- * cocktail_ssthresh() returns.  Returns that window, in segments.
- */
-static u32 cocktail_check_end(struct sock *sk, enum cp_check verdict)
-{
-	struct cocktail *ca = inet_csk_ca(sk);
-	struct tcp_sock *tp = tcp_sk(sk);
-	u32 min_rtt_us = cocktail_path_rtt_us(tp);
-	u64 ack_rate = cocktail_train_rate(sk);
-	u32 segs = ca->mstate == CM_CHECK ?
-		   tp->delivered - ca->train_delivered : 0;
-	u64 rate = ca->pace_rate;
-	u32 cwnd = cocktail_cwnd(tp);
-
-	if (verdict == CP_CHECK_FULL) {
-		if (tp->packets_out)
-			cwnd = min(cwnd, tcp_packets_in_flight(tp) +
-					 CP_MEASURE_EXTRA_SEGS);
-	} else {
-		rate = cp_exit_rate(verdict, ca->pace_rate, ack_rate,
-				    cocktail_srtt_us(tp), min_rtt_us);
-		cwnd = max(cp_bdp_segs(rate, min_rtt_us, tp->mss_cache),
-			   CP_SSTHRESH_MIN);
-		if (verdict != CP_CHECK_LOSS)
-			tp->snd_ssthresh = cwnd;
-	}
-	if (verdict != CP_CHECK_LOSS)
-		cocktail_set_cwnd(tp, cwnd);
-	ca->mstate = CM_NONE;
-	ca->misses = cp_measure_misses(ca->misses, verdict);
-	cocktail_count(cocktail_check_counter(verdict));
-	trace_cocktail_check(sk, cocktail_check_names[verdict], segs,
-			     (u32)tp->tcp_mstamp - ca->train_us, ca->pace_rate,
-			     ack_rate, cocktail_srtt_us(tp), min_rtt_us,
-			     cocktail_cwnd(tp), tp->snd_ssthresh, ca->misses);
-	cocktail_pace_stop(sk, verdict == CP_CHECK_LOSS ?
-			   CC_PACE_ENDED_LOSS : CC_PACE_ENDED,
-			   cocktail_check_names[verdict]);
-	return cwnd;
-}
-
-/*
- * Every ACK while a measured flight is out (.pkts_acked, before the
- * kernel grows or cuts cwnd for this ACK).  The first ACK starts the
- * train; from then on each ACK's RTT sample and the train's rate are
- * checked, until the ACKs of one round trip have come back (snd_una
- * passes what was sent at the first ACK) or nothing is left in flight.
- * The ACK that leaves nothing in flight is not checked: the receiver may
- * have delayed it, and there is nothing left to slow down.
- */
-static void cocktail_check_ack(struct sock *sk, s32 rtt_us)
-{
-	struct cocktail *ca = inet_csk_ca(sk);
-	const struct tcp_sock *tp = tcp_sk(sk);
-	enum cp_check verdict;
-
-	if (ca->mstate == CM_FLIGHT) {
-		ca->mstate = CM_CHECK;
-		ca->train_us = (u32)tp->tcp_mstamp;
-		ca->train_delivered = tp->delivered;
-		ca->pace_end_seq = tp->snd_nxt;
-	}
-	if (!tp->packets_out) {
-		cocktail_check_end(sk, CP_CHECK_FULL);
-		return;
-	}
-	verdict = cp_check_ack(rtt_us > 0 ? rtt_us : 0,
-			       cocktail_path_rtt_us(tp),
-			       READ_ONCE(cocktail_check_rtt_pct),
-			       tp->delivered - ca->train_delivered,
-			       (u32)tp->tcp_mstamp - ca->train_us,
-			       tp->mss_cache, ca->pace_rate,
-			       READ_ONCE(cocktail_check_rate_pct));
-	if (verdict == CP_CHECK_GOING && !cp_before(tp->snd_una,
-						    ca->pace_end_seq))
-		verdict = CP_CHECK_FULL;
-	if (verdict != CP_CHECK_GOING)
-		cocktail_check_end(sk, verdict);
-}
-
-/*
- * ACK trains (whenever no measured flight is being checked): segments
- * sent in a burst, or ACK-clocked behind one, leave the bottleneck spaced
- * by its rate, and so do their ACKs.  A train is a run of ACKs without a
- * pause: it ends at an ACK whose gap per segment delivered is more than
- * CP_TRAIN_BREAK times the train's mean so far (the idle part of a round
- * trip whose window did not fill it, a delayed ACK), or with its round.  The segments it
- * delivered over its duration are the bottleneck's rate, whatever part of
- * the round trip the window filled: the delivery rate is the window over
- * the round trip, what the connection achieved, not what the path can
- * do.  Trains of at least CP_TRAIN_MIN_SEGS segments feed the windowed
- * max cap, unless cp_train_plausible() says its ACKs were bunched by the
- * receiving host (a socket backlog processed in one go times them
- * microseconds apart); the first of at least CP_HOE_MIN_SEGS gives Hoe's
- * ssthresh estimate.  The previous ACK's time is tp->delivered_mstamp, which the
- * kernel moves only after .pkts_acked.
- */
-static void cocktail_train_ack(struct sock *sk, u32 acked)
-{
-	struct cocktail *ca = inet_csk_ca(sk);
-	struct tcp_sock *tp = tcp_sk(sk);
-	u32 now = (u32)tp->tcp_mstamp, prev = (u32)tp->delivered_mstamp;
-	u32 segs, span, est;
-	u64 rate;
-
-	if (!acked)
-		return;
-	segs = tp->delivered - acked - ca->train_delivered;
-	span = prev - ca->train_us;
-	/*
-	 * A flow that never pauses (a standing queue) would make one train
-	 * of the whole transfer: a train also ends with its round, at the
-	 * ACK that starts the next (cocktail_update_round() runs after).
-	 */
-	if (ca->train == CT_TRAIN &&
-	    !cp_after(tp->snd_una, ca->round_end_seq) &&
-	    !cp_train_breaks(segs, span, acked, now - prev))
-		return;
-	/* The train ended at the previous ACK; this one starts the next. */
-	if (ca->train == CT_TRAIN && span) {
-		rate = cp_rate(segs, tp->mss_cache, span, CP_U64_MAX);
-		if (segs >= CP_TRAIN_MIN_SEGS &&
-		    cp_train_plausible(rate, span, cp_maxwin_get(&ca->bw),
-				       cocktail_path_rtt_us(tp)))
-			cp_maxwin_update(&ca->cap, ca->round,
-					 COCKTAIL_BW_ROUNDS, rate);
-		if (ca->hoe && segs >= CP_HOE_MIN_SEGS) {
-			ca->hoe = 0;
-			est = cp_hoe_ssthresh(segs, span, tp->mss_cache,
-					      cocktail_path_rtt_us(tp));
-			if (est && tcp_in_initial_slowstart(tp) &&
-			    inet_csk(sk)->icsk_ca_state == TCP_CA_Open) {
-				tp->snd_ssthresh = min(est, tp->snd_cwnd_clamp);
-				cocktail_count(CC_SSTHRESH_EST);
-			}
-		}
-	}
-	ca->train = CT_TRAIN;
-	ca->train_us = now;
-	ca->train_delivered = tp->delivered;
-}
-
-static void cocktail_pkts_acked(struct sock *sk,
-				const struct ack_sample *sample)
-{
-	struct cocktail *ca = inet_csk_ca(sk);
-
-	if (ca->hystart)
-		cocktail_hystart_rtt(sk, sample->rtt_us);
-	if (ca->mstate)
-		cocktail_check_ack(sk, sample->rtt_us);
-	else
-		cocktail_train_ack(sk, sample->pkts_acked);
-}
-
-/*
- * Loss, RTO or ECN: the kernel asks for ssthresh before it reduces cwnd:
- * Reno's half, or CUBIC's beta_cubic with W_max and fast convergence
- * (a congestion event also ends the initial slow start's HyStart++).
- * During a measured restart's check this is the check's verdict: the
- * window drops to the rate the ACKs showed, at most the growth's own.
- */
-static u32 cocktail_ssthresh(struct sock *sk)
-{
-	struct cocktail *ca = inet_csk_ca(sk);
-	u32 base;
-
-	ca->hoe = 0;
-	if (ca->cubic) {
-		cocktail_hystart_end(sk);
-		base = cp_cubic_loss(&ca->cu, cocktail_cwnd(tcp_sk(sk)));
-	} else {
-		base = tcp_reno_ssthresh(sk);
-	}
-	if (!ca->mstate)
-		return base;
-	return max(min(base, cocktail_check_end(sk, CP_CHECK_LOSS)),
-		   CP_SSTHRESH_MIN);
-}
-
-/*
- * The kernel found the last reduction spurious (DSACK, timestamps, F-RTO)
- * and puts cwnd back (tcp_reno_undo_cwnd(): the larger of cwnd and the
- * window before the reduction).  CUBIC takes back the reduction's W_max
- * too, the window before it (RFC 9438 section 4.9), and starts a new
- * epoch from the restored window.
- */
-static u32 cocktail_undo_cwnd(struct sock *sk)
-{
-	struct cocktail *ca = inet_csk_ca(sk);
-
-	if (ca->cubic && !ca->hystart) {
-		ca->cu.w_max = max(ca->cu.w_max, ca->cu.cwnd_prior);
-		ca->cu.w_est = 0;
-	}
-	return tcp_reno_undo_cwnd(sk);
-}
-
-/*
- * restart=measure: the flight's window is the BDP of the pre-idle rate
- * (the pace_rate estimate) and the path's minimum RTT, less after recent
- * failed checks, at least what a slow-start restart would allow; it is
- * paced at that rate and checked on its ACKs.  No rate at all: ssr.
- * Returns the pacing rate (0: fell back to ssr); sets *cwnd.
- */
-static unsigned long cocktail_measure_restart(struct sock *sk, u32 before,
-					      u32 *cwnd)
-{
-	struct cocktail *ca = inet_csk_ca(sk);
-	struct tcp_sock *tp = tcp_sk(sk);
-	u32 floor = cp_restart_ssr(before, cocktail_iw_now(sk));
-	unsigned long rate;
-	u32 bdp;
-
-	rate = cp_path_rate(cocktail_restart_rate(sk, before),
-			    cp_maxwin_get(&ca->cap),
-			    READ_ONCE(sk->sk_max_pacing_rate));
-	bdp = cp_bdp_segs(rate, cocktail_path_rtt_us(tp), tp->mss_cache);
-	if (!bdp) {
-		cocktail_count(CC_MEASURE_NO_RATE);
-		*cwnd = floor;
-		return 0;
-	}
-	*cwnd = cp_measure_cwnd(bdp, ca->misses, floor);
-	cocktail_pace_start(sk, rate);
-	ca->mstate = CM_FLIGHT;
-	return rate;
-}
-
-/* ---- restart after idle -------------------------------------------- */
-
-static void cocktail_snapshot(struct sock *sk)
-{
-	struct cocktail *ca = inet_csk_ca(sk);
-	const struct tcp_sock *tp = tcp_sk(sk);
-
-	/* Keep the first snapshot: a second restart would see the cut cwnd. */
-	if (ca->snap_valid)
-		return;
-	/* Nothing in flight: a train still open ends (its words are reused). */
-	if (ca->mstate)
-		cocktail_check_end(sk, CP_CHECK_FULL);
-	ca->train = CT_WAIT;
-	ca->hoe = 0;
-	ca->snap_cwnd = cocktail_cwnd(tp);
-	ca->snap_ssthresh = tp->snd_ssthresh;
-	ca->snap_valid = 1;
-}
-
-static u32 cocktail_restart_ssthresh(const struct sock *sk,
-				     enum cp_policy policy, u32 ssthresh,
-				     u32 cwnd)
-{
-	/* tcp_current_ssthresh(): in CWR or Recovery ssthresh stays. */
-	if ((1 << inet_csk(sk)->icsk_ca_state) &
-	    (TCPF_CA_CWR | TCPF_CA_Recovery))
-		return ssthresh;
-	return cp_restart_ssthresh(policy, ssthresh, cwnd);
-}
-
-static unsigned long cocktail_pace_restart(struct sock *sk, u32 cwnd)
-{
-	unsigned long rate = cocktail_restart_rate(sk, cwnd);
-
-	if (!rate) {
-		cocktail_count(CC_PACE_NO_RATE);
-		return 0;
-	}
-	cocktail_pace_start(sk, rate);
-	return rate;
-}
-
-static void cocktail_restart_apply(struct sock *sk, u32 idle)
-{
-	struct cocktail *ca = inet_csk_ca(sk);
-	struct tcp_sock *tp = tcp_sk(sk);
-	u32 rto = inet_csk(sk)->icsk_rto;
-	u32 srtt_us = cocktail_srtt_us(tp);
-	u32 min_rtt_us = tcp_min_rtt(tp);
-	u32 path_rtt_us = cocktail_path_rtt_us(tp);
-	enum cp_policy req = READ_ONCE(cocktail_restart.val);
-	enum cp_policy pol;
-	u32 before, ssthresh, after;
-	unsigned long rate = 0;
-
-	/* queue needs the raw min RTT: ~0U says there is no sample. */
-	pol = cp_resolve_policy(req, srtt_us, min_rtt_us,
-				READ_ONCE(cocktail_auto_rtt_us),
-				READ_ONCE(cocktail_queue_pct));
-	before = ca->snap_valid ? ca->snap_cwnd : cocktail_cwnd(tp);
-	ssthresh = ca->snap_valid ? ca->snap_ssthresh : tp->snd_ssthresh;
-
-	after = cp_restart_cwnd(pol, before, cocktail_iw_now(sk), idle, rto);
-	if (pol == CP_MEASURE) {
-		rate = cocktail_measure_restart(sk, before, &after);
-		/* Without a rate measure acted as ssr: so does ssthresh. */
-		if (!rate)
-			ssthresh = cocktail_restart_ssthresh(sk, CP_SSR,
-							     ssthresh, before);
-	} else {
-		ssthresh = cocktail_restart_ssthresh(sk, pol, ssthresh, before);
-	}
-	tp->snd_ssthresh = ssthresh;
-	cocktail_set_cwnd(tp, after);
-	tp->snd_cwnd_stamp = tcp_jiffies32;
-	tp->snd_cwnd_used = 0;
-	ca->cwv_stamp = tcp_jiffies32;
-	if (pol == CP_PACE)
-		rate = cocktail_pace_restart(sk, before);
-
-	cocktail_count(cocktail_policy_counter(pol));
-	cocktail_count(CC_IDLE_RTO_1 + cp_idle_bucket(idle, rto));
-	if (req == CP_AUTO)
-		cocktail_count(pol == CP_SSR ? CC_AUTO_SSR : CC_AUTO_PACE);
-	else if (req == CP_QUEUE)
-		cocktail_count(pol == CP_SSR ? CC_QUEUE_SSR : CC_QUEUE_PACE);
-	trace_cocktail_restart(sk, cocktail_policy_names[req],
-			       cocktail_policy_names[pol],
-			       cocktail_jiffies_to_us(idle), jiffies_to_usecs(rto),
-			       srtt_us, path_rtt_us, before, cocktail_cwnd(tp),
-			       tp->snd_ssthresh, rate);
-}
-
-/* The kernel restarted although idle <= RTO: put the window back. */
-static void cocktail_restart_undo(struct sock *sk)
-{
-	struct cocktail *ca = inet_csk_ca(sk);
-	struct tcp_sock *tp = tcp_sk(sk);
-
-	cocktail_set_cwnd(tp, ca->snap_cwnd);
-	tp->snd_ssthresh = ca->snap_ssthresh;
-	cocktail_count(CC_SHORT_IDLE);
-}
-
-/* First data segment of the connection. */
-static void cocktail_first_flight(struct sock *sk)
-{
-	struct cocktail *ca = inet_csk_ca(sk);
-	const struct tcp_sock *tp = tcp_sk(sk);
-	unsigned long rate;
-
-	if (ca->iw_pending) {
-		ca->iw_pending = 0;
-		cocktail_set_iw(sk);
-	}
-	if (READ_ONCE(cocktail_ssthresh_est) && tcp_in_initial_slowstart(tp))
-		ca->hoe = 1;
-	if (!READ_ONCE(cocktail_pace_iw))
-		return;
-	rate = cp_rate(cocktail_cwnd(tp), tp->mss_cache, cocktail_srtt_us(tp),
-		       READ_ONCE(sk->sk_max_pacing_rate));
-	if (!rate)
-		return;
-	cocktail_pace_start(sk, rate);
-	cocktail_count(CC_PACE_IW);
-}
-
-/* First transmit after the connection was idle (nothing outstanding). */
-static void cocktail_idle_restart(struct sock *sk)
-{
-	struct cocktail *ca = inet_csk_ca(sk);
-	const struct tcp_sock *tp = tcp_sk(sk);
-	u32 idle = cp_elapsed(tcp_jiffies32, tp->lsndtime);
-	bool restart = cp_idle_exceeds_rto(idle, inet_csk(sk)->icsk_rto);
-
-	if (restart)
-		cocktail_restart_apply(sk, idle);
-	else if (ca->snap_valid)
-		cocktail_restart_undo(sk);
-	cocktail_cubic_idle(sk, idle, restart);
-}
-
-/*
- * CA_EVENT_TX_START: first transmit with nothing in flight.  With packets
- * still outstanding it is a retransmission after an RTO, not a restart.
- */
-static void cocktail_tx_start(struct sock *sk)
-{
-	struct cocktail *ca = inet_csk_ca(sk);
-	const struct tcp_sock *tp = tcp_sk(sk);
-
-	if (!tp->data_segs_out)
-		cocktail_first_flight(sk);
-	else if (!tp->packets_out)
-		cocktail_idle_restart(sk);
-	ca->snap_valid = 0;
-	/*
-	 * A request that carries no new ACK takes the fast path of
-	 * tcp_rcv_established() without tcp_ack(), so .in_ack_event did not
-	 * refresh the stamp: it is as old as the last ACK before the pause.
-	 * Refresh it here too, or tcp_cwnd_validate() (ssai=1) could halve
-	 * cwnd in the middle of a flight that followed a pause just below the
-	 * RTO, if the sender stalls while the flight is being written.
-	 */
-	tcp_sk(sk)->snd_cwnd_stamp = tcp_jiffies32;
-}
-
-/* ---- per-ACK bookkeeping ------------------------------------------- */
-
-/* A round ends when snd_una passes the snd_nxt of the round's start. */
-static void cocktail_update_round(struct sock *sk)
-{
-	struct cocktail *ca = inet_csk_ca(sk);
-	const struct tcp_sock *tp = tcp_sk(sk);
-
-	if (!cp_after(tp->snd_una, ca->round_end_seq) ||
-	    tp->delivered == ca->round_delivered)
-		return;
-	ca->round++;
-	ca->round_end_seq = tp->snd_nxt;
-	ca->pipeack[1] = ca->pipeack[0];
-	ca->pipeack[0] = min_t(u32, tp->delivered - ca->round_delivered,
-			       U16_MAX);
-	ca->round_delivered = tp->delivered;
-	if (ca->hystart)
-		cocktail_hystart_round(sk);
-}
-
-/*
- * Feed the kernel's saved rate sample into the windowed max.  An
- * application-limited sample only says the path can do at least that
- * much, so (as in BBR) it counts only when it raises the max.
- */
-static void cocktail_sample_bw(struct sock *sk)
-{
-	struct cocktail *ca = inet_csk_ca(sk);
-	const struct tcp_sock *tp = tcp_sk(sk);
-	u32 sig = cp_sample_sig(tp->rate_delivered, tp->rate_interval_us);
-	u64 bw;
-
-	/*
-	 * The kernel keeps its last saved sample until a new one replaces
-	 * it; fed again on every ACK it would stay in the max forever.
-	 */
-	if (sig == ca->bw_sig)
-		return;
-	ca->bw_sig = sig;
-	bw = cp_rate(tp->rate_delivered, tp->mss_cache, tp->rate_interval_us,
-		     CP_U64_MAX);
-	if (!bw || (tp->rate_app_limited && bw < cp_maxwin_get(&ca->bw)))
-		return;
-	cp_maxwin_update(&ca->bw, ca->round, COCKTAIL_BW_ROUNDS, bw);
-}
-
+/* Application-limited, not send-buffer-limited, in CA_Open. */
 static bool cocktail_app_limited_decay_ok(const struct sock *sk)
 {
 	if (inet_csk(sk)->icsk_ca_state != TCP_CA_Open)
@@ -1382,113 +765,190 @@ static bool cocktail_app_limited_decay_ok(const struct sock *sk)
 	       !test_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
 }
 
-/* cwv=1: RFC 2861 decay after one RTO of application-limited sending. */
-static void cocktail_cwv_2861(struct sock *sk)
-{
-	struct cocktail *ca = inet_csk_ca(sk);
-	struct tcp_sock *tp = tcp_sk(sk);
-	u32 now = tcp_jiffies32;
-	u32 cwnd, used;
+/* ---- the shell the core runs in (cocktail_core.h) ------------------ */
 
-	if (tcp_is_cwnd_limited(sk)) {
-		ca->cwv_stamp = now;
-		return;
-	}
-	if (cp_elapsed(now, ca->cwv_stamp) < inet_csk(sk)->icsk_rto)
-		return;
-	ca->cwv_stamp = now;
-	if (!cocktail_app_limited_decay_ok(sk))
-		return;
-	cwnd = cocktail_cwnd(tp);
-	used = cp_cwv2861_decay(cwnd, tp->snd_cwnd_used, cocktail_iw_now(sk));
-	if (used < cwnd) {
-		tp->snd_ssthresh = tcp_current_ssthresh(sk);
-		cocktail_set_cwnd(tp, used);
-		cocktail_count(CC_CWV_DECAY);
-	}
-	tp->snd_cwnd_used = 0;
+#define CK_FN static
+
+/* shell_param(name): the parameter's current value, read once. */
+#define shell_param(name)	READ_ONCE(COCKTAIL_PARAM_##name)
+#define COCKTAIL_PARAM_restart		cocktail_restart.val
+#define COCKTAIL_PARAM_auto_rtt_us	cocktail_auto_rtt_us
+#define COCKTAIL_PARAM_queue_pct	cocktail_queue_pct
+#define COCKTAIL_PARAM_pace_rate	cocktail_pace_rate.val
+#define COCKTAIL_PARAM_growth		cocktail_growth.val
+#define COCKTAIL_PARAM_cwv		cocktail_cwv_mode
+#define COCKTAIL_PARAM_nvp_s		cocktail_nvp_s
+#define COCKTAIL_PARAM_pace_iw		cocktail_pace_iw
+#define COCKTAIL_PARAM_ssthresh_est	cocktail_ssthresh_est
+#define COCKTAIL_PARAM_check_rtt_pct	cocktail_check_rtt_pct
+#define COCKTAIL_PARAM_check_rate_pct	cocktail_check_rate_pct
+
+static inline struct cocktail *shell_ca(struct sock *sk)
+{
+	return inet_csk_ca(sk);
 }
 
-/* cwv=2: RFC 7661 validated / non-validated period. */
-static void cocktail_cwv_7661(struct sock *sk)
+static inline struct tcp_sock *shell_tp(struct sock *sk)
 {
-	struct cocktail *ca = inet_csk_ca(sk);
-	struct tcp_sock *tp = tcp_sk(sk);
-	u32 pipeack = max(ca->pipeack[0], ca->pipeack[1]);
-	u32 cwnd = cocktail_cwnd(tp);
-	u32 now = tcp_jiffies32;
-
-	if (pipeack == U16_MAX || cp_cwv7661_validated(pipeack, cwnd)) {
-		ca->nvp = 0;
-		return;
-	}
-	if (!ca->nvp) {
-		ca->nvp = 1;
-		ca->nvp_stamp = now;
-		return;
-	}
-	if (cp_elapsed(now, ca->nvp_stamp) < READ_ONCE(cocktail_nvp_s) * HZ)
-		return;
-	ca->nvp_stamp = now;
-	if (!cocktail_app_limited_decay_ok(sk))
-		return;
-	tp->snd_ssthresh = cp_cwv7661_nvp_ssthresh(tp->snd_ssthresh, cwnd);
-	cocktail_set_cwnd(tp, cp_cwv7661_nvp_cwnd(cwnd, cocktail_iw_now(sk)));
-	cocktail_count(CC_CWV_NVP_END);
+	return tcp_sk(sk);
 }
 
-static void cocktail_cwv(struct sock *sk)
+static inline u32 shell_cwnd(const struct tcp_sock *tp)
 {
-	switch (READ_ONCE(cocktail_cwv_mode)) {
-	case CP_CWV_2861:
-		cocktail_cwv_2861(sk);
-		break;
-	case CP_CWV_7661:
-		cocktail_cwv_7661(sk);
-		break;
-	}
-	/* Window validation is ours: keep tcp_cwnd_validate() out of it. */
+	return cocktail_cwnd(tp);
+}
+
+static inline void shell_set_cwnd(struct tcp_sock *tp, u32 cwnd)
+{
+	cocktail_set_cwnd(tp, cwnd);
+}
+
+static inline void shell_count(enum cocktail_counter c)
+{
+	cocktail_count(c);
+}
+
+static inline u32 shell_jiffies(void)
+{
+	return tcp_jiffies32;
+}
+
+static inline u32 shell_hz(void)
+{
+	return HZ;
+}
+
+static inline u32 shell_jiffies_to_ms(u32 j)
+{
+	return jiffies_to_msecs(j);
+}
+
+static inline u32 shell_rto(struct sock *sk)
+{
+	return inet_csk(sk)->icsk_rto;
+}
+
+static inline u32 shell_srtt_us(const struct tcp_sock *tp)
+{
+	return cocktail_srtt_us(tp);
+}
+
+static inline u32 shell_min_rtt_us(const struct tcp_sock *tp)
+{
+	return tcp_min_rtt(tp);
+}
+
+static inline u8 shell_ca_state(struct sock *sk)
+{
+	return inet_csk(sk)->icsk_ca_state;
+}
+
+static inline bool shell_in_slow_start(const struct tcp_sock *tp)
+{
+	return tcp_in_slow_start(tp);
+}
+
+static inline bool shell_in_initial_slowstart(const struct tcp_sock *tp)
+{
+	return tcp_in_initial_slowstart(tp);
+}
+
+static inline u32 shell_packets_in_flight(const struct tcp_sock *tp)
+{
+	return tcp_packets_in_flight(tp);
+}
+
+static inline bool shell_is_cwnd_limited(struct sock *sk)
+{
+	return tcp_is_cwnd_limited(sk);
+}
+
+static inline bool shell_rate_app_limited(const struct tcp_sock *tp)
+{
+	return tp->rate_app_limited;
+}
+
+static inline u64 shell_max_pacing_rate(struct sock *sk)
+{
+	return READ_ONCE(sk->sk_max_pacing_rate);
+}
+
+static inline u32 shell_iw_now(struct sock *sk)
+{
+	return cocktail_iw_now(sk);
+}
+
+static inline void shell_set_iw(struct sock *sk)
+{
+	cocktail_set_iw(sk);
+}
+
+static inline void shell_pace_start(struct sock *sk, u64 rate)
+{
+	cocktail_pace_start(sk, rate);
+}
+
+static inline void shell_pace_stop(struct sock *sk, enum cocktail_counter why,
+				   enum cocktail_pace_end reason)
+{
+	cocktail_pace_stop(sk, why, reason);
+}
+
+static inline bool shell_app_limited_decay_ok(struct sock *sk)
+{
+	return cocktail_app_limited_decay_ok(sk);
+}
+
+/*
+ * snd_cwnd_stamp = now on every ACK and transmit start keeps the
+ * kernel's own RFC 2861 decay (tcp_cwnd_validate()) out: cwv decides.
+ */
+static inline void shell_stamp(struct sock *sk)
+{
 	tcp_sk(sk)->snd_cwnd_stamp = tcp_jiffies32;
 }
 
-static bool cocktail_may_grow(struct sock *sk)
+static inline void shell_clear_used(struct sock *sk)
+{
+	tcp_sk(sk)->snd_cwnd_used = 0;
+}
+
+static inline void shell_emit_restart(struct sock *sk, enum cp_policy req,
+				      enum cp_policy pol, u32 idle, u32 rto,
+				      u32 srtt_us, u32 path_rtt_us,
+				      u32 before, u64 rate)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+
+	trace_cocktail_restart(sk, cocktail_policy_names[req],
+			       cocktail_policy_names[pol],
+			       cocktail_jiffies_to_us(idle),
+			       jiffies_to_usecs(rto), srtt_us, path_rtt_us,
+			       before, cocktail_cwnd(tp), tp->snd_ssthresh,
+			       rate);
+}
+
+static inline void shell_emit_check(struct sock *sk, enum cp_check verdict,
+				    u32 segs, u64 ack_rate, u32 path_rtt_us)
 {
 	const struct cocktail *ca = inet_csk_ca(sk);
+	const struct tcp_sock *tp = tcp_sk(sk);
 
-	switch (READ_ONCE(cocktail_cwv_mode)) {
-	case CP_CWV_OFF:
-		return true;
-	case CP_CWV_7661:
-		if (ca->nvp)
-			return false;
-		fallthrough;
-	default:
-		return tcp_is_cwnd_limited(sk);
-	}
+	trace_cocktail_check(sk, cocktail_check_names[verdict], segs,
+			     (u32)tp->tcp_mstamp - ca->train_us, ca->pace_rate,
+			     ack_rate, cocktail_srtt_us(tp), path_rtt_us,
+			     cocktail_cwnd(tp), tp->snd_ssthresh, ca->misses);
 }
+
+#include "cocktail_core.h"
 
 /* ---- tcp_congestion_ops -------------------------------------------- */
 
 static void cocktail_init(struct sock *sk)
 {
 	struct cocktail *ca = inet_csk_ca(sk);
-	const struct tcp_sock *tp = tcp_sk(sk);
 
-	memset(ca, 0, sizeof(*ca));
-	ca->round_end_seq = tp->snd_nxt;
-	ca->round_delivered = tp->delivered;
-	ca->cwv_stamp = tcp_jiffies32;
-	ca->pace_prev_status = SK_PACING_NONE;
-	cp_maxwin_reset(&ca->bw, 0);
-	cp_maxwin_reset(&ca->cap, 0);
-	if (READ_ONCE(cocktail_growth.val) == CP_GROWTH_CUBIC) {
-		ca->cubic = 1;
-		/* HyStart++ is for the initial slow start only (RFC 9406) */
-		ca->hystart = tcp_in_initial_slowstart(tp);
-		if (ca->hystart)
-			cp_hystart_init(&ca->hs);
-	}
-
+	ck_init_state(sk);
 	/*
 	 * Switched to cocktail on a connection that another algorithm already
 	 * ran (setsockopt(TCP_CONGESTION) after the handshake): keep its
@@ -1507,87 +967,18 @@ static void cocktail_init(struct sock *sk)
 
 static void cocktail_release(struct sock *sk)
 {
-	cocktail_pace_stop(sk, CC_PACE_ENDED_OTHER, "release");
-}
-
-static void cocktail_cong_avoid(struct sock *sk, u32 ack, u32 acked)
-{
-	const struct cocktail *ca = inet_csk_ca(sk);
-	struct tcp_sock *tp = tcp_sk(sk);
-
-	cocktail_sample_bw(sk);
-	/* A measured flight's window is the check's to set. */
-	if (ca->mstate || !cocktail_may_grow(sk)) {
-		cocktail_cubic_hold(sk);
-		return;
-	}
-	if (ca->cubic) {
-		cocktail_cubic_grow(sk, acked);
-		return;
-	}
-	if (tcp_in_slow_start(tp)) {
-		acked = tcp_slow_start(tp, acked);
-		if (!acked)
-			return;
-	}
-	tcp_cong_avoid_ai(tp, cocktail_cwnd(tp), acked);
-}
-
-static void cocktail_in_ack_event(struct sock *sk, u32 flags)
-{
-	struct cocktail *ca = inet_csk_ca(sk);
-
-	/*
-	 * The first ACK for the paced flight: back to ACK clocking (a
-	 * measured flight's check decides when its pacing ends).
-	 */
-	if (ca->pacing && !ca->mstate &&
-	    cp_after(tcp_sk(sk)->snd_una, ca->pace_end_seq))
-		cocktail_pace_stop(sk, CC_PACE_ENDED, "ack");
-	/*
-	 * .cong_avoid sees each sample first, but the kernel does not call
-	 * it in CWR or Recovery: this catches those samples one ACK late.
-	 */
-	cocktail_sample_bw(sk);
-	cocktail_update_round(sk);
-	cocktail_cwv(sk);
-}
-
-static void cocktail_cwnd_event(struct sock *sk, enum tcp_ca_event ev)
-{
-	struct cocktail *ca = inet_csk_ca(sk);
-
-	switch (ev) {
-	case CA_EVENT_CWND_RESTART:
-		cocktail_snapshot(sk);
-		break;
-	case CA_EVENT_TX_START:
-		cocktail_tx_start(sk);
-		break;
-	case CA_EVENT_LOSS:
-		/*
-		 * RTO: the first epoch after it starts on its plateau, K = 0
-		 * and W_max = cwnd then (RFC 9438 section 4.8).
-		 */
-		if (ca->cubic && !ca->hystart)
-			ca->cu.w_max = 0;
-		ca->snap_valid = 0;
-		cocktail_pace_stop(sk, CC_PACE_ENDED_LOSS, "loss");
-		break;
-	default:
-		break;
-	}
+	cocktail_pace_stop(sk, CC_PACE_ENDED_OTHER, CPE_RELEASE);
 }
 
 static struct tcp_congestion_ops cocktail __read_mostly = {
 	.init		= cocktail_init,
 	.release	= cocktail_release,
-	.ssthresh	= cocktail_ssthresh,
-	.undo_cwnd	= cocktail_undo_cwnd,
-	.cong_avoid	= cocktail_cong_avoid,
-	.pkts_acked	= cocktail_pkts_acked,
-	.cwnd_event	= cocktail_cwnd_event,
-	.in_ack_event	= cocktail_in_ack_event,
+	.ssthresh	= ck_ssthresh,
+	.undo_cwnd	= ck_undo_cwnd,
+	.cong_avoid	= ck_cong_avoid,
+	.pkts_acked	= ck_pkts_acked,
+	.cwnd_event	= ck_cwnd_event,
+	.in_ack_event	= ck_in_ack_event,
 	.owner		= THIS_MODULE,
 	.name		= "cocktail",
 };

@@ -1,0 +1,850 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * cocktail_core.h - the cocktail congestion control's per-socket logic,
+ * shared by its two shells: the module (tcp_cocktail.c) and the BPF
+ * struct_ops build (bpf/cocktail.bpf.c).  tcp_cocktail.c's header comment
+ * explains the mechanism; the arithmetic is cocktail_policy.h's and the
+ * state cocktail_state.h's.  What is here is the order of things: which
+ * socket fields each decision reads and writes, on which callback.
+ *
+ * A shell includes this file after its kernel headers and after defining
+ * what the two differ in (each shell's comments say why it differs):
+ *
+ *   CK_FN                      storage class of the functions below
+ *   shell_ca(sk), shell_tp(sk) struct cocktail *, struct tcp_sock *
+ *   shell_cwnd(tp)             snd_cwnd, segments
+ *   shell_set_cwnd(tp, cwnd)   snd_cwnd = cwnd, clamped to [1, clamp]
+ *   shell_count(c)             counter c (enum cocktail_counter) += 1
+ *   shell_param(name)          the parameter's current value
+ *   shell_jiffies(), shell_hz() tcp_jiffies32 and HZ
+ *   shell_jiffies_to_ms(j)     j jiffies in ms, u32
+ *   shell_rto(sk)              icsk_rto, jiffies
+ *   shell_srtt_us(tp)          smoothed RTT, us
+ *   shell_min_rtt_us(tp)       tcp_min_rtt(): ~0U without a sample
+ *   shell_ca_state(sk)         icsk_ca_state
+ *   shell_in_slow_start(tp), shell_in_initial_slowstart(tp),
+ *   shell_packets_in_flight(tp), shell_is_cwnd_limited(sk),
+ *   shell_rate_app_limited(tp) as the kernel's tcp_* helpers and fields
+ *   shell_max_pacing_rate(sk)  sk_max_pacing_rate as a cap, B/s
+ *   shell_iw_now(sk)           the initial window now, segments
+ *   shell_set_iw(sk)           apply it to a new connection
+ *   shell_pace_start(sk, rate) pace what is sent from now at rate B/s
+ *   shell_pace_stop(sk, c, r)  end it; counter c, enum cocktail_pace_end r
+ *   shell_app_limited_decay_ok(sk)  CA_Open and not send-buffer limited
+ *   shell_stamp(sk)            snd_cwnd_stamp = now (keeps the kernel's
+ *                              own RFC 2861 decay out, where it can)
+ *   shell_clear_used(sk)       snd_cwnd_used = 0, where it can
+ *   shell_emit_restart(sk, req, pol, idle, rto, srtt, path_rtt, before,
+ *                      rate)   the restart event (tracepoint, ring buffer)
+ *   shell_emit_check(sk, verdict, segs, ack_rate, path_rtt)
+ *                              the measure check's event
+ *
+ * Units: cwnd, ssthresh and windows in segments; rates in bytes per
+ * second; idle time and RTO in jiffies; RTTs in microseconds.
+ */
+#ifndef _COCKTAIL_CORE_H
+#define _COCKTAIL_CORE_H
+
+/*
+ * Round trips a delivery-rate sample stays in the windowed max (between
+ * one and two times this), as BBR's bandwidth filter: long enough to span
+ * the application-limited rounds between keep-alive responses, short
+ * enough to forget a rate from before the path changed.
+ */
+#define COCKTAIL_BW_ROUNDS	10
+
+/* The path's minimum RTT in us: the kernel's windowed min, else srtt. */
+CK_FN u32 ck_path_rtt_us(const struct tcp_sock *tp)
+{
+	return cp_path_rtt_us(shell_min_rtt_us(tp), shell_srtt_us(tp));
+}
+
+/* ---- growth: CUBIC and HyStart++ ---------------------------------- */
+
+/* CUBIC's clock, ms: the low 32 bits of tcp_mstamp / 1000 (wrap-safe). */
+CK_FN u32 ck_now_ms(const struct tcp_sock *tp)
+{
+	u32 rem;
+
+	return (u32)cp_div_u64_rem(tp->tcp_mstamp, CP_USEC_PER_MSEC, &rem);
+}
+
+/*
+ * The initial slow start is over (a congestion event, congestion
+ * avoidance reached, HyStart++'s own exit): CUBIC takes the words over,
+ * with no W_max yet (the first epoch starts on its plateau) and
+ * cwnd_prior = cwnd, the window "upon exiting the first slow start"
+ * (RFC 9438 section 4.10).
+ */
+CK_FN void ck_hystart_end(struct sock *sk)
+{
+	struct cocktail *ca = shell_ca(sk);
+
+	if (!ca->hystart)
+		return;
+	ca->hystart = 0;
+	__builtin_memset(&ca->cu, 0, sizeof(ca->cu));
+	ca->cu.cwnd_prior = shell_cwnd(shell_tp(sk));
+}
+
+/* A round ended during the initial slow start. */
+CK_FN void ck_hystart_round(struct sock *sk)
+{
+	struct cocktail *ca = shell_ca(sk);
+	struct tcp_sock *tp = shell_tp(sk);
+
+	if (cp_hystart_round(&ca->hs) != CP_HS_EXIT)
+		return;
+	tp->snd_ssthresh = shell_cwnd(tp);
+	shell_count(CC_HYSTART_EXIT);
+	ck_hystart_end(sk);
+}
+
+/* An ACK's RTT sample (us, <= 0: none) during the initial slow start. */
+CK_FN void ck_hystart_rtt(struct sock *sk, s32 rtt_us)
+{
+	struct cocktail *ca = shell_ca(sk);
+
+	if (rtt_us <= 0)
+		return;
+	switch (cp_hystart_rtt(&ca->hs, rtt_us)) {
+	case CP_HS_CSS:
+		shell_count(CC_HYSTART_CSS);
+		break;
+	case CP_HS_RESUME:
+		shell_count(CC_HYSTART_RESUME);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * growth=cubic on an ACK that may grow the window: slow start (with
+ * HyStart++'s L and CSS in the initial one), then CUBIC's window function
+ * and Reno-friendly region in congestion avoidance.
+ */
+CK_FN void ck_cubic_grow(struct sock *sk, u32 acked)
+{
+	struct cocktail *ca = shell_ca(sk);
+	struct tcp_sock *tp = shell_tp(sk);
+	u32 cwnd, w, cnt;
+
+	if (shell_in_slow_start(tp)) {
+		if (ca->hystart)
+			acked = cp_hystart_grow(&ca->hs, acked);
+		acked = acked ? tcp_slow_start(tp, acked) : 0;
+		if (!acked)
+			return;
+	}
+	ck_hystart_end(sk);
+	cwnd = shell_cwnd(tp);
+	w = cp_cubic_ack(&ca->cu, cwnd, acked, ck_now_ms(tp),
+			 shell_srtt_us(tp) / CP_USEC_PER_MSEC, &cnt);
+	if (w > cwnd)
+		shell_set_cwnd(tp, w);
+	else if (cnt)
+		tcp_cong_avoid_ai(tp, cnt, acked);
+}
+
+/*
+ * The window did not grow for this ACK (application-limited under cwv,
+ * or a measured restart's frozen flight): the epoch ends, so that CUBIC's
+ * t does not count the time the window was not in use (RFC 9438 section
+ * 4.2); the next ACK that may grow starts a new one from the window then.
+ */
+CK_FN void ck_cubic_hold(struct sock *sk)
+{
+	struct cocktail *ca = shell_ca(sk);
+
+	if (ca->cubic && !ca->hystart)
+		ca->cu.w_est = 0;
+}
+
+/*
+ * The first transmit after @idle jiffies with nothing in flight.  Idle
+ * time earns CUBIC no growth: after a restart (idle > RTO, the policy has
+ * set the window) the epoch ends and the next one starts from the window
+ * the policy left; after a shorter pause the epoch is moved forward by
+ * the pause, so t does not count it.  During the initial slow start,
+ * HyStart++'s round minima from before the pause say nothing about the
+ * queue after it: it starts over (back to slow start if it was in CSS).
+ */
+CK_FN void ck_cubic_idle(struct sock *sk, u32 idle, bool restart)
+{
+	struct cocktail *ca = shell_ca(sk);
+
+	if (!ca->cubic)
+		return;
+	if (ca->hystart) {
+		if (restart)
+			cp_hystart_init(&ca->hs);
+		return;
+	}
+	if (restart)
+		ca->cu.w_est = 0;
+	else if (ca->cu.w_est)
+		ca->cu.t0_ms += shell_jiffies_to_ms(idle);
+}
+
+/* ---- measured restart ---------------------------------------------- */
+
+/*
+ * The filters age when a sample arrives: before a restart reads them, an
+ * empty sample at the current round drops buckets older than the window
+ * (a flow whose samples stopped counting, or did not come).
+ */
+CK_FN void ck_age_filters(struct cocktail *ca)
+{
+	cp_maxwin_update(&ca->bw, ca->round, COCKTAIL_BW_ROUNDS, 0);
+	cp_maxwin_update(&ca->cap, ca->round, COCKTAIL_BW_ROUNDS, 0);
+}
+
+/*
+ * The pre-idle rate a restart paces at (pace_rate), in B/s, for a window
+ * of @cwnd segments, with the filters aged first; 0 without any rate.
+ */
+CK_FN u64 ck_restart_rate(struct sock *sk, u32 cwnd)
+{
+	struct cocktail *ca = shell_ca(sk);
+	const struct tcp_sock *tp = shell_tp(sk);
+
+	ck_age_filters(ca);
+	return cp_pace_rate(cp_maxwin_get(&ca->bw), cwnd, tp->mss_cache,
+			    shell_srtt_us(tp), shell_max_pacing_rate(sk),
+			    (enum cp_pace_rate)shell_param(pace_rate));
+}
+
+/* The ACK train's rate in B/s, 0 while too few segments tell it. */
+CK_FN u64 ck_train_rate(struct sock *sk)
+{
+	const struct cocktail *ca = shell_ca(sk);
+	const struct tcp_sock *tp = shell_tp(sk);
+	u32 segs = tp->delivered - ca->train_delivered;
+
+	if (ca->mstate != CM_CHECK || segs < CP_CHECK_MIN_SEGS)
+		return 0;
+	return cp_rate(segs, tp->mss_cache,
+		       (u32)tp->tcp_mstamp - ca->train_us, CP_U64_MAX);
+}
+
+/*
+ * The check of a measured restart reached @verdict.  A full flight keeps
+ * its window but no more than is in flight (plus the extra segments), so
+ * that ending the pacing does not release a burst; a failed check drops
+ * to the window of the rate the ACKs showed and makes it ssthresh, so
+ * the connection goes on in congestion avoidance from there.  After a
+ * loss the kernel's recovery (PRR) brings cwnd down to the ssthresh
+ * ck_ssthresh() returns.  Returns that window, in segments.
+ */
+CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
+{
+	struct cocktail *ca = shell_ca(sk);
+	struct tcp_sock *tp = shell_tp(sk);
+	u32 path_rtt = ck_path_rtt_us(tp);
+	u64 ack_rate = ck_train_rate(sk);
+	u32 segs = ca->mstate == CM_CHECK ?
+		   tp->delivered - ca->train_delivered : 0;
+	u64 rate;
+	u32 cwnd = shell_cwnd(tp);
+
+	if (verdict == CP_CHECK_FULL) {
+		if (tp->packets_out)
+			cwnd = cp_min(cwnd, shell_packets_in_flight(tp) +
+					    CP_MEASURE_EXTRA_SEGS);
+	} else {
+		rate = cp_exit_rate(verdict, ca->pace_rate, ack_rate,
+				    shell_srtt_us(tp), path_rtt);
+		cwnd = cp_max(cp_bdp_segs(rate, path_rtt, tp->mss_cache),
+			      CP_SSTHRESH_MIN);
+		if (verdict != CP_CHECK_LOSS)
+			tp->snd_ssthresh = cwnd;
+	}
+	if (verdict != CP_CHECK_LOSS)
+		shell_set_cwnd(tp, cwnd);
+	ca->mstate = CM_NONE;
+	ca->misses = cp_measure_misses(ca->misses, verdict);
+	shell_count(cocktail_check_counter(verdict));
+	shell_emit_check(sk, verdict, segs, ack_rate, path_rtt);
+	shell_pace_stop(sk, verdict == CP_CHECK_LOSS ?
+			CC_PACE_ENDED_LOSS : CC_PACE_ENDED,
+			CPE_CHECK + verdict);
+	return cwnd;
+}
+
+/*
+ * Every ACK while a measured flight is out (.pkts_acked, before the
+ * kernel grows or cuts cwnd for this ACK).  The first ACK starts the
+ * train; from then on each ACK's RTT sample and the train's rate are
+ * checked, until the ACKs of one round trip have come back (snd_una
+ * passes what was sent at the first ACK) or nothing is left in flight.
+ * The ACK that leaves nothing in flight is not checked: the receiver may
+ * have delayed it, and there is nothing left to slow down.
+ */
+CK_FN void ck_check_ack(struct sock *sk, s32 rtt_us)
+{
+	struct cocktail *ca = shell_ca(sk);
+	const struct tcp_sock *tp = shell_tp(sk);
+	enum cp_check verdict;
+
+	if (ca->mstate == CM_FLIGHT) {
+		ca->mstate = CM_CHECK;
+		ca->train_us = (u32)tp->tcp_mstamp;
+		ca->train_delivered = tp->delivered;
+		ca->pace_end_seq = tp->snd_nxt;
+	}
+	if (!tp->packets_out) {
+		ck_check_end(sk, CP_CHECK_FULL);
+		return;
+	}
+	verdict = cp_check_ack(rtt_us > 0 ? rtt_us : 0, ck_path_rtt_us(tp),
+			       shell_param(check_rtt_pct),
+			       tp->delivered - ca->train_delivered,
+			       (u32)tp->tcp_mstamp - ca->train_us,
+			       tp->mss_cache, ca->pace_rate,
+			       shell_param(check_rate_pct));
+	if (verdict == CP_CHECK_GOING && !cp_before(tp->snd_una,
+						    ca->pace_end_seq))
+		verdict = CP_CHECK_FULL;
+	if (verdict != CP_CHECK_GOING)
+		ck_check_end(sk, verdict);
+}
+
+/*
+ * ACK trains (whenever no measured flight is being checked): segments
+ * sent in a burst, or ACK-clocked behind one, leave the bottleneck spaced
+ * by its rate, and so do their ACKs.  A train is a run of ACKs without a
+ * pause: it ends at an ACK whose gap per segment delivered is more than
+ * CP_TRAIN_BREAK times the train's mean so far (the idle part of a round
+ * trip whose window did not fill it, a delayed ACK), or with its round.
+ * The segments it delivered over its duration are the bottleneck's rate,
+ * whatever part of the round trip the window filled: the delivery rate
+ * is the window over the round trip, what the connection achieved, not
+ * what the path can do.  Trains of at least CP_TRAIN_MIN_SEGS segments
+ * feed the windowed max cap, unless cp_train_plausible() says its ACKs
+ * were bunched by the receiving host (a socket backlog processed in one
+ * go times them microseconds apart); the first of at least
+ * CP_HOE_MIN_SEGS gives Hoe's ssthresh estimate.  The previous ACK's time
+ * is tp->delivered_mstamp, which the kernel moves only after .pkts_acked.
+ */
+CK_FN void ck_train_ack(struct sock *sk, u32 acked)
+{
+	struct cocktail *ca = shell_ca(sk);
+	struct tcp_sock *tp = shell_tp(sk);
+	u32 now = (u32)tp->tcp_mstamp, prev = (u32)tp->delivered_mstamp;
+	u32 segs, span, est;
+	u64 rate;
+
+	if (!acked)
+		return;
+	segs = tp->delivered - acked - ca->train_delivered;
+	span = prev - ca->train_us;
+	/*
+	 * A flow that never pauses (a standing queue) would make one train
+	 * of the whole transfer: a train also ends with its round, at the
+	 * ACK that starts the next (ck_update_round() runs after).
+	 */
+	if (ca->train == CT_TRAIN &&
+	    !cp_after(tp->snd_una, ca->round_end_seq) &&
+	    !cp_train_breaks(segs, span, acked, now - prev))
+		return;
+	/* The train ended at the previous ACK; this one starts the next. */
+	if (ca->train == CT_TRAIN && span) {
+		rate = cp_rate(segs, tp->mss_cache, span, CP_U64_MAX);
+		if (segs >= CP_TRAIN_MIN_SEGS &&
+		    cp_train_plausible(rate, span, cp_maxwin_get(&ca->bw),
+				       ck_path_rtt_us(tp)))
+			cp_maxwin_update(&ca->cap, ca->round,
+					 COCKTAIL_BW_ROUNDS, rate);
+		if (ca->hoe && segs >= CP_HOE_MIN_SEGS) {
+			ca->hoe = 0;
+			est = cp_hoe_ssthresh(segs, span, tp->mss_cache,
+					      ck_path_rtt_us(tp));
+			if (est && shell_in_initial_slowstart(tp) &&
+			    shell_ca_state(sk) == TCP_CA_Open) {
+				tp->snd_ssthresh = cp_min(est,
+							  tp->snd_cwnd_clamp);
+				shell_count(CC_SSTHRESH_EST);
+			}
+		}
+	}
+	ca->train = CT_TRAIN;
+	ca->train_us = now;
+	ca->train_delivered = tp->delivered;
+}
+
+/*
+ * restart=measure: the flight's window is the BDP of the pre-idle rate
+ * (the pace_rate estimate) and the path's minimum RTT, less after recent
+ * failed checks, at least what a slow-start restart would allow; it is
+ * paced at that rate and checked on its ACKs.  No rate at all, or no
+ * pacing: ssr.  Returns the pacing rate (0: fell back to ssr); sets *cwnd.
+ */
+CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
+{
+	struct cocktail *ca = shell_ca(sk);
+	const struct tcp_sock *tp = shell_tp(sk);
+	u32 floor = cp_restart_ssr(before, shell_iw_now(sk));
+	u64 rate;
+	u32 bdp;
+
+	rate = cp_path_rate(ck_restart_rate(sk, before),
+			    cp_maxwin_get(&ca->cap), shell_max_pacing_rate(sk));
+	bdp = cp_bdp_segs(rate, ck_path_rtt_us(tp), tp->mss_cache);
+	if (bdp)
+		shell_pace_start(sk, rate);
+	if (!bdp || !ca->pacing) {
+		shell_count(CC_MEASURE_NO_RATE);
+		*cwnd = floor;
+		return 0;
+	}
+	*cwnd = cp_measure_cwnd(bdp, ca->misses, floor);
+	ca->mstate = CM_FLIGHT;
+	return rate;
+}
+
+/* ---- restart after idle -------------------------------------------- */
+
+/* CA_EVENT_CWND_RESTART: the kernel is about to restart the window. */
+CK_FN void ck_snapshot(struct sock *sk)
+{
+	struct cocktail *ca = shell_ca(sk);
+	const struct tcp_sock *tp = shell_tp(sk);
+
+	/* Keep the first snapshot: a second restart would see the cut cwnd. */
+	if (ca->snap_valid)
+		return;
+	/* Nothing in flight: a train still open ends (its words are reused). */
+	if (ca->mstate)
+		ck_check_end(sk, CP_CHECK_FULL);
+	ca->train = CT_WAIT;
+	ca->hoe = 0;
+	ca->snap_cwnd = shell_cwnd(tp);
+	ca->snap_ssthresh = tp->snd_ssthresh;
+	ca->snap_valid = 1;
+}
+
+CK_FN u32 ck_restart_ssthresh(struct sock *sk, enum cp_policy policy,
+			      u32 ssthresh, u32 cwnd)
+{
+	/* tcp_current_ssthresh(): in CWR or Recovery ssthresh stays. */
+	if ((1 << shell_ca_state(sk)) &
+	    ((1 << TCP_CA_CWR) | (1 << TCP_CA_Recovery)))
+		return ssthresh;
+	return cp_restart_ssthresh(policy, ssthresh, cwnd);
+}
+
+/* restart=pace: the flight at the pre-idle rate; 0: no rate, not paced. */
+CK_FN u64 ck_pace_restart(struct sock *sk, u32 cwnd)
+{
+	u64 rate = ck_restart_rate(sk, cwnd);
+
+	if (!rate) {
+		shell_count(CC_PACE_NO_RATE);
+		return 0;
+	}
+	shell_pace_start(sk, rate);
+	return shell_ca(sk)->pacing ? rate : 0;
+}
+
+CK_FN void ck_restart_apply(struct sock *sk, u32 idle)
+{
+	struct cocktail *ca = shell_ca(sk);
+	struct tcp_sock *tp = shell_tp(sk);
+	u32 rto = shell_rto(sk);
+	u32 srtt = shell_srtt_us(tp);
+	enum cp_policy req = (enum cp_policy)shell_param(restart);
+	enum cp_policy pol;
+	u32 before, ssthresh, after;
+	u64 rate = 0;
+
+	/* queue needs the raw min RTT: ~0U says there is no sample. */
+	pol = cp_resolve_policy(req, srtt, shell_min_rtt_us(tp),
+				shell_param(auto_rtt_us),
+				shell_param(queue_pct));
+	before = ca->snap_valid ? ca->snap_cwnd : shell_cwnd(tp);
+	ssthresh = ca->snap_valid ? ca->snap_ssthresh : tp->snd_ssthresh;
+
+	after = cp_restart_cwnd(pol, before, shell_iw_now(sk), idle, rto);
+	if (pol == CP_MEASURE) {
+		rate = ck_measure_restart(sk, before, &after);
+		/* Without a rate measure acted as ssr: so does ssthresh. */
+		if (!rate)
+			ssthresh = ck_restart_ssthresh(sk, CP_SSR, ssthresh,
+						       before);
+	} else {
+		ssthresh = ck_restart_ssthresh(sk, pol, ssthresh, before);
+	}
+	tp->snd_ssthresh = ssthresh;
+	shell_set_cwnd(tp, after);
+	shell_stamp(sk);
+	shell_clear_used(sk);
+	ca->cwv_stamp = shell_jiffies();
+	if (pol == CP_PACE)
+		rate = ck_pace_restart(sk, before);
+
+	shell_count(cocktail_policy_counter(pol));
+	shell_count(CC_IDLE_RTO_1 + cp_idle_bucket(idle, rto));
+	if (req == CP_AUTO)
+		shell_count(pol == CP_SSR ? CC_AUTO_SSR : CC_AUTO_PACE);
+	else if (req == CP_QUEUE)
+		shell_count(pol == CP_SSR ? CC_QUEUE_SSR : CC_QUEUE_PACE);
+	shell_emit_restart(sk, req, pol, idle, rto, srtt, ck_path_rtt_us(tp),
+			   before, rate);
+}
+
+/* The kernel restarted although idle <= RTO: put the window back. */
+CK_FN void ck_restart_undo(struct sock *sk)
+{
+	struct cocktail *ca = shell_ca(sk);
+	struct tcp_sock *tp = shell_tp(sk);
+
+	shell_set_cwnd(tp, ca->snap_cwnd);
+	tp->snd_ssthresh = ca->snap_ssthresh;
+	shell_count(CC_SHORT_IDLE);
+}
+
+/* First data segment of the connection. */
+CK_FN void ck_first_flight(struct sock *sk)
+{
+	struct cocktail *ca = shell_ca(sk);
+	const struct tcp_sock *tp = shell_tp(sk);
+	u64 rate;
+
+	if (ca->iw_pending) {
+		ca->iw_pending = 0;
+		shell_set_iw(sk);
+	}
+	if (shell_param(ssthresh_est) && shell_in_initial_slowstart(tp))
+		ca->hoe = 1;
+	if (!shell_param(pace_iw))
+		return;
+	rate = cp_rate(shell_cwnd(tp), tp->mss_cache, shell_srtt_us(tp),
+		       shell_max_pacing_rate(sk));
+	if (!rate)
+		return;
+	shell_pace_start(sk, rate);
+	if (ca->pacing)
+		shell_count(CC_PACE_IW);
+}
+
+/* First transmit after the connection was idle (nothing outstanding). */
+CK_FN void ck_idle_restart(struct sock *sk)
+{
+	struct cocktail *ca = shell_ca(sk);
+	const struct tcp_sock *tp = shell_tp(sk);
+	u32 idle = cp_elapsed(shell_jiffies(), tp->lsndtime);
+	bool restart = cp_idle_exceeds_rto(idle, shell_rto(sk));
+
+	if (restart)
+		ck_restart_apply(sk, idle);
+	else if (ca->snap_valid)
+		ck_restart_undo(sk);
+	ck_cubic_idle(sk, idle, restart);
+}
+
+/*
+ * CA_EVENT_TX_START: first transmit with nothing in flight.  With packets
+ * still outstanding it is a retransmission after an RTO, not a restart.
+ */
+CK_FN void ck_tx_start(struct sock *sk)
+{
+	struct cocktail *ca = shell_ca(sk);
+	const struct tcp_sock *tp = shell_tp(sk);
+
+	if (!tp->data_segs_out)
+		ck_first_flight(sk);
+	else if (!tp->packets_out)
+		ck_idle_restart(sk);
+	ca->snap_valid = 0;
+	/*
+	 * A request that carries no new ACK takes the fast path of
+	 * tcp_rcv_established() without tcp_ack(), so .in_ack_event did not
+	 * refresh the stamp: it is as old as the last ACK before the pause.
+	 * Refresh it here too, or tcp_cwnd_validate() (ssai=1) could halve
+	 * cwnd in the middle of a flight that followed a pause just below the
+	 * RTO, if the sender stalls while the flight is being written.
+	 */
+	shell_stamp(sk);
+}
+
+/* ---- per-ACK bookkeeping ------------------------------------------- */
+
+/* A round ends when snd_una passes the snd_nxt of the round's start. */
+CK_FN void ck_update_round(struct sock *sk)
+{
+	struct cocktail *ca = shell_ca(sk);
+	const struct tcp_sock *tp = shell_tp(sk);
+
+	if (!cp_after(tp->snd_una, ca->round_end_seq) ||
+	    tp->delivered == ca->round_delivered)
+		return;
+	ca->round++;
+	ca->round_end_seq = tp->snd_nxt;
+	ca->pipeack[1] = ca->pipeack[0];
+	ca->pipeack[0] = cp_min(tp->delivered - ca->round_delivered,
+				COCKTAIL_PIPEACK_MAX);
+	ca->round_delivered = tp->delivered;
+	if (ca->hystart)
+		ck_hystart_round(sk);
+}
+
+/*
+ * Feed the kernel's saved rate sample into the windowed max.  An
+ * application-limited sample only says the path can do at least that
+ * much, so (as in BBR) it counts only when it raises the max.
+ */
+CK_FN void ck_sample_bw(struct sock *sk)
+{
+	struct cocktail *ca = shell_ca(sk);
+	const struct tcp_sock *tp = shell_tp(sk);
+	u32 sig = cp_sample_sig(tp->rate_delivered, tp->rate_interval_us);
+	u64 bw;
+
+	/*
+	 * The kernel keeps its last saved sample until a new one replaces
+	 * it; fed again on every ACK it would stay in the max forever.
+	 */
+	if (sig == ca->bw_sig)
+		return;
+	ca->bw_sig = sig;
+	bw = cp_rate(tp->rate_delivered, tp->mss_cache, tp->rate_interval_us,
+		     CP_U64_MAX);
+	if (!bw || (shell_rate_app_limited(tp) &&
+		    bw < cp_maxwin_get(&ca->bw)))
+		return;
+	cp_maxwin_update(&ca->bw, ca->round, COCKTAIL_BW_ROUNDS, bw);
+}
+
+/* cwv=1: RFC 2861 decay after one RTO of application-limited sending. */
+CK_FN void ck_cwv_2861(struct sock *sk)
+{
+	struct cocktail *ca = shell_ca(sk);
+	struct tcp_sock *tp = shell_tp(sk);
+	u32 now = shell_jiffies();
+	u32 cwnd, used;
+
+	if (shell_is_cwnd_limited(sk)) {
+		ca->cwv_stamp = now;
+		return;
+	}
+	if (cp_elapsed(now, ca->cwv_stamp) < shell_rto(sk))
+		return;
+	ca->cwv_stamp = now;
+	if (!shell_app_limited_decay_ok(sk))
+		return;
+	cwnd = shell_cwnd(tp);
+	used = cp_cwv2861_decay(cwnd, tp->snd_cwnd_used, shell_iw_now(sk));
+	if (used < cwnd) {
+		/* tcp_current_ssthresh() in CA_Open */
+		tp->snd_ssthresh = cp_current_ssthresh(tp->snd_ssthresh, cwnd);
+		shell_set_cwnd(tp, used);
+		shell_count(CC_CWV_DECAY);
+	}
+	shell_clear_used(sk);
+}
+
+/* cwv=2: RFC 7661 validated / non-validated period. */
+CK_FN void ck_cwv_7661(struct sock *sk)
+{
+	struct cocktail *ca = shell_ca(sk);
+	struct tcp_sock *tp = shell_tp(sk);
+	u32 pipeack = cp_max(ca->pipeack[0], ca->pipeack[1]);
+	u32 cwnd = shell_cwnd(tp);
+	u32 now = shell_jiffies();
+
+	if (pipeack == COCKTAIL_PIPEACK_MAX ||
+	    cp_cwv7661_validated(pipeack, cwnd)) {
+		ca->nvp = 0;
+		return;
+	}
+	if (!ca->nvp) {
+		ca->nvp = 1;
+		ca->nvp_stamp = now;
+		return;
+	}
+	if (cp_elapsed(now, ca->nvp_stamp) <
+	    shell_param(nvp_s) * shell_hz())
+		return;
+	ca->nvp_stamp = now;
+	if (!shell_app_limited_decay_ok(sk))
+		return;
+	tp->snd_ssthresh = cp_cwv7661_nvp_ssthresh(tp->snd_ssthresh, cwnd);
+	shell_set_cwnd(tp, cp_cwv7661_nvp_cwnd(cwnd, shell_iw_now(sk)));
+	shell_count(CC_CWV_NVP_END);
+}
+
+CK_FN bool ck_may_grow(struct sock *sk)
+{
+	const struct cocktail *ca = shell_ca(sk);
+	u32 mode = shell_param(cwv);
+
+	if (mode == CP_CWV_OFF)
+		return true;
+	if (mode == CP_CWV_7661 && ca->nvp)
+		return false;
+	return shell_is_cwnd_limited(sk);
+}
+
+/* ---- tcp_congestion_ops -------------------------------------------- */
+
+/*
+ * .init's part that does not depend on the shell: the state, and the
+ * growth and HyStart++ of new connections.
+ */
+CK_FN void ck_init_state(struct sock *sk)
+{
+	struct cocktail *ca = shell_ca(sk);
+	const struct tcp_sock *tp = shell_tp(sk);
+
+	__builtin_memset(ca, 0, sizeof(*ca));
+	ca->round_end_seq = tp->snd_nxt;
+	ca->round_delivered = tp->delivered;
+	ca->cwv_stamp = shell_jiffies();
+	ca->pace_prev_status = SK_PACING_NONE;
+	cp_maxwin_reset(&ca->bw, 0);
+	cp_maxwin_reset(&ca->cap, 0);
+	if (shell_param(growth) == CP_GROWTH_CUBIC) {
+		ca->cubic = 1;
+		/* HyStart++ is for the initial slow start only (RFC 9406) */
+		ca->hystart = shell_in_initial_slowstart(tp);
+		if (ca->hystart)
+			cp_hystart_init(&ca->hs);
+	}
+}
+
+CK_FN void ck_pkts_acked(struct sock *sk, const struct ack_sample *sample)
+{
+	struct cocktail *ca = shell_ca(sk);
+	s32 rtt_us = sample->rtt_us;
+
+	if (ca->hystart)
+		ck_hystart_rtt(sk, rtt_us);
+	if (ca->mstate)
+		ck_check_ack(sk, rtt_us);
+	else
+		ck_train_ack(sk, sample->pkts_acked);
+}
+
+/*
+ * Loss, RTO or ECN: the kernel asks for ssthresh before it reduces cwnd:
+ * Reno's half, or CUBIC's beta_cubic with W_max and fast convergence
+ * (a congestion event also ends the initial slow start's HyStart++).
+ * During a measured restart's check this is the check's verdict: the
+ * window drops to the rate the ACKs showed, at most the growth's own.
+ */
+CK_FN u32 ck_ssthresh(struct sock *sk)
+{
+	struct cocktail *ca = shell_ca(sk);
+	u32 base;
+
+	ca->hoe = 0;
+	if (ca->cubic) {
+		ck_hystart_end(sk);
+		base = cp_cubic_loss(&ca->cu, shell_cwnd(shell_tp(sk)));
+	} else {
+		base = tcp_reno_ssthresh(sk);
+	}
+	if (!ca->mstate)
+		return base;
+	return cp_max(cp_min(base, ck_check_end(sk, CP_CHECK_LOSS)),
+		      CP_SSTHRESH_MIN);
+}
+
+/*
+ * The kernel found the last reduction spurious (DSACK, timestamps, F-RTO)
+ * and puts cwnd back (tcp_reno_undo_cwnd(): the larger of cwnd and the
+ * window before the reduction).  CUBIC takes back the reduction's W_max
+ * too, the window before it (RFC 9438 section 4.9), and starts a new
+ * epoch from the restored window.
+ */
+CK_FN u32 ck_undo_cwnd(struct sock *sk)
+{
+	struct cocktail *ca = shell_ca(sk);
+
+	if (ca->cubic && !ca->hystart) {
+		ca->cu.w_max = cp_max(ca->cu.w_max, ca->cu.cwnd_prior);
+		ca->cu.w_est = 0;
+	}
+	return tcp_reno_undo_cwnd(sk);
+}
+
+CK_FN void ck_cong_avoid(struct sock *sk, u32 ack, u32 acked)
+{
+	const struct cocktail *ca = shell_ca(sk);
+	struct tcp_sock *tp = shell_tp(sk);
+
+	ck_sample_bw(sk);
+	/* A measured flight's window is the check's to set. */
+	if (ca->mstate || !ck_may_grow(sk)) {
+		ck_cubic_hold(sk);
+		return;
+	}
+	if (ca->cubic) {
+		ck_cubic_grow(sk, acked);
+		return;
+	}
+	if (shell_in_slow_start(tp)) {
+		acked = tcp_slow_start(tp, acked);
+		if (!acked)
+			return;
+	}
+	tcp_cong_avoid_ai(tp, shell_cwnd(tp), acked);
+}
+
+CK_FN void ck_in_ack_event(struct sock *sk, u32 flags)
+{
+	struct cocktail *ca = shell_ca(sk);
+
+	/*
+	 * The first ACK for the paced flight: back to ACK clocking (a
+	 * measured flight's check decides when its pacing ends).
+	 */
+	if (ca->pacing && !ca->mstate &&
+	    cp_after(shell_tp(sk)->snd_una, ca->pace_end_seq))
+		shell_pace_stop(sk, CC_PACE_ENDED, CPE_ACK);
+	/*
+	 * .cong_avoid sees each sample first, but the kernel does not call
+	 * it in CWR or Recovery: this catches those samples one ACK late.
+	 */
+	ck_sample_bw(sk);
+	ck_update_round(sk);
+	switch (shell_param(cwv)) {
+	case CP_CWV_2861:
+		ck_cwv_2861(sk);
+		break;
+	case CP_CWV_7661:
+		ck_cwv_7661(sk);
+		break;
+	}
+	/* Window validation is ours: keep tcp_cwnd_validate() out of it. */
+	shell_stamp(sk);
+}
+
+CK_FN void ck_cwnd_event(struct sock *sk, enum tcp_ca_event ev)
+{
+	struct cocktail *ca = shell_ca(sk);
+
+	switch (ev) {
+	case CA_EVENT_CWND_RESTART:
+		ck_snapshot(sk);
+		break;
+	case CA_EVENT_TX_START:
+		ck_tx_start(sk);
+		break;
+	case CA_EVENT_LOSS:
+		/*
+		 * RTO: the first epoch after it starts on its plateau, K = 0
+		 * and W_max = cwnd then (RFC 9438 section 4.8).
+		 */
+		if (ca->cubic && !ca->hystart)
+			ca->cu.w_max = 0;
+		ca->snap_valid = 0;
+		shell_pace_stop(sk, CC_PACE_ENDED_LOSS, CPE_LOSS);
+		break;
+	default:
+		break;
+	}
+}
+
+#endif /* _COCKTAIL_CORE_H */
