@@ -12,16 +12,14 @@ scripts/tcp-tune exists the namespace sysctl is applied through
 import concurrent.futures
 import os
 import re
-import subprocess
 from pathlib import Path
 
-from cocktail_lab import modparams, proc
+from cocktail_lab import bpfctl, modparams, proc
 
 from . import ktrace
 
 REPO = Path(__file__).resolve().parents[2]
 KO = REPO / "kmod" / "tcp_cocktail.ko"
-BPF_TOOL = REPO / "bpf" / "cocktail-bpf"
 # the congestion controls whose parameters a policy sets
 BUILDS = ("cocktail", "cocktail_bpf")
 
@@ -121,26 +119,15 @@ def cocktail_status():
     return False, "insmod kmod/tcp_cocktail.ko failed"
 
 
-def bpf_tool(*args, check=True):
-    """Run bpf/cocktail-bpf: its CompletedProcess. With CHECK a failure
-    raises RuntimeError with the tool's own sentence."""
-    p = subprocess.run([str(BPF_TOOL)] + [str(a) for a in args], text=True,
-                       capture_output=True)
-    if check and p.returncode != 0:
-        raise RuntimeError("cocktail-bpf %s: %s" % (
-            " ".join(map(str, args)), p.stderr.strip()))
-    return p
-
-
 def bpf_status():
     """(usable, reason): cocktail_bpf is registered, or registers now."""
-    if not BPF_TOOL.exists():
+    if not bpfctl.TOOL.exists():
         return False, "bpf/cocktail-bpf not built (make bpf)"
     if os.geteuid() != 0:
         return False, "not root"
-    if bpf_tool("status", check=False).returncode == 0:
+    if bpfctl.registered():
         return True, "registered"
-    p = bpf_tool("load", check=False)
+    p = bpfctl.run("load", check=False)
     if p.returncode == 0:
         return True, "registered now"
     return False, p.stderr.strip()
@@ -152,8 +139,7 @@ def build_params(policy):
     if policy.cc == "cocktail":
         return modparams.get_params()
     if policy.cc == "cocktail_bpf":
-        return dict(ln.split(" ", 1) for ln in
-                    bpf_tool("get").stdout.splitlines() if " " in ln)
+        return bpfctl.get_params()
     return {}
 
 
@@ -163,7 +149,7 @@ def counters(policy):
     if policy.cc == "cocktail":
         return modparams.counters()
     if policy.cc == "cocktail_bpf":
-        return modparams.parse_counters(bpf_tool("stats").stdout)
+        return bpfctl.counters()
     return {}
 
 
@@ -283,7 +269,7 @@ def apply(policy, ns_list, extra_params=None, jobs=1):
         # the tool checks every value before it writes any
         want = dict(policy.cocktail)
         want.update(extra_params or {})
-        bpf_tool("set", *("%s=%s" % kv for kv in sorted(want.items())))
+        bpfctl.set_params(want)
     tool = tcp_tune()
     prof = STATE / ("%s.profile" % policy.name)
     if tool:

@@ -18,26 +18,17 @@ import signal
 import subprocess
 import time
 
+from cocktail_lab import bpfctl
+from cocktail_lab.bpfctl import TOOL, run as tool
 from cocktail_lab.capture import Trace
 from cocktail_lab.modparams import get_param, loaded, set_param
-from cocktail_lab.topo import REPO
 from conftest import KMOD, insmod, rmmod, sh
 
 MOD = "tcp_cocktail"
-TOOL = REPO / "bpf" / "cocktail-bpf"
 # every parameter, in both builds
 PARAMS = ("iw", "restart", "auto_rtt_us", "queue_pct", "growth",
           "pace_rate", "cwv", "pace_iw", "ssthresh_est", "check_rtt_pct",
           "check_rate_pct", "nvp_s")
-
-
-def tool(*args, check=True):
-    """Run bpf/cocktail-bpf; with CHECK its exit status must be 0."""
-    r = subprocess.run([str(TOOL)] + [str(a) for a in args], text=True,
-                       capture_output=True, timeout=60)
-    if check:
-        assert r.returncode == 0, (args, r.returncode, r.stdout, r.stderr)
-    return r
 
 
 def _allow(ca):
@@ -135,21 +126,20 @@ class BpfBuild(Build):
     name, ca = "bpf", "cocktail_bpf"
 
     def set(self, k, v):
-        tool("set", "%s=%s" % (k, v))
+        bpfctl.set_params({k: v})
 
     def get(self, k):
-        return tool("get", k).stdout.strip()
+        return bpfctl.get_param(k)
 
     def counters(self):
-        return {k: int(v) for k, v in (ln.split() for ln in
-                                       tool("stats").stdout.splitlines())}
+        return bpfctl.counters()
 
     def events(self, *names):
         return BpfEvents()
 
     def up(self):
         assert TOOL.exists(), "%s is not built (make bpf)" % TOOL
-        self.loaded_here = tool("status", check=False).returncode != 0
+        self.loaded_here = not bpfctl.registered()
         if self.loaded_here:
             tool("load")
         self.saved = {p: self.get(p) for p in PARAMS}
@@ -157,7 +147,7 @@ class BpfBuild(Build):
         return self
 
     def down(self):
-        if tool("status", check=False).returncode == 0:
+        if bpfctl.registered():
             for p, v in self.saved.items():
                 self.set(p, v)
             if self.loaded_here:
