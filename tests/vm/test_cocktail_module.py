@@ -255,7 +255,8 @@ def test_invalid_sysfs_writes_fail_and_keep_old_value(fresh):
             "queue_pct": "333", "cwv": "2", "pace_iw": "1",
             "pace_rate": "delivery", "ssthresh_est": "0",
             "check_rtt_pct": "200", "check_rate_pct": "50",
-            "growth": "cubic"}
+            "growth": "cubic", "nvp_s": "60"}
+    assert sorted(olds) == sorted(INVALID)
     for name, value in olds.items():
         assert write_param(MOD, name, value) == 0
     for name, bad in INVALID.items():
