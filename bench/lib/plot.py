@@ -112,3 +112,30 @@ def pareto(path, title, panels, xlabel="harm (segments)",
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+def seqtime(path, title, series, note=None):
+    """A sequence/time plot (the dissertations' figures): SERIES is
+    {label: [(seconds, sequence, retransmitted), ...]}, one marker style
+    per label, retransmitted segments drawn as red crosses; NOTE, if any,
+    goes under the title."""
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=100)
+    marks = "o^sDv<>"
+    for i, (label, pts) in enumerate(series.items()):
+        new = [(t, s) for t, s, r in pts if not r]
+        old = [(t, s) for t, s, r in pts if r]
+        ax.plot([t for t, _ in new], [s for _, s in new], marks[i % 7],
+                ms=3, mfc="none", label=label)
+        if old:
+            ax.plot([t for t, _ in old], [s for _, s in old], "x",
+                    color="red", ms=5,
+                    label="%s: retransmitted" % label)
+    ax.set_title(title + ("\n" + note if note else ""), fontsize=9)
+    ax.set_xlabel("seconds since the first data segment")
+    ax.set_ylabel("segment (end of its bytes / MSS)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path

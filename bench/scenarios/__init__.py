@@ -27,6 +27,8 @@ SCENARIOS = {
                  "baselines, per cell of the restart and keepalive grids",
     "growth": "bulk throughput of growth=cubic / reno against the "
               "kernel's cubic / reno, and a fairness cell",
+    "chan": "Chan's small experiments: IW 1/2 with and without delayed "
+            "ACKs, Nagle, initial ssthresh, Hoe's estimate, CWV",
 }
 # `make bench` / `make bench-quick`: the grids (demo has its own target,
 # pacerate is a study of one parameter)
