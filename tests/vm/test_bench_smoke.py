@@ -43,6 +43,8 @@ CASES = {
               ["seconds", "retrans"]),
     # the quick grid: one cell of four variants and the fairness cell
     "growth": ("", ["mbit_s", "retrans"]),
+    # one of Chan's small experiments (two variants), with its capture
+    "chan": ("experiment=nagle", ["seconds", "retrans", "longest_wait_ms"]),
 }
 # scenarios with outputs of their own shape: a test each below, but the
 # scorecard's (a host scenario: tests/unit/test_bench_scorecard.py)
