@@ -16,7 +16,7 @@ grows as the kernel does), and the retransmissions beside.
 
 A fairness cell (100 ms, 10 Mbit/s, 1 BDP, two senders behind one
 bottleneck): a cocktail-cubic flow and a kernel cubic flow start together
-and run 30 s (5 s with --quick); each flow's throughput over that time
+and run 60 s (5 s with --quick); each flow's throughput over that time
 and Jain's index of the two, (x1 + x2)^2 / (2 (x1^2 + x2^2)), 1.0 for an
 equal share, 0.5 when one flow takes everything.
 
@@ -192,7 +192,7 @@ def run(ctx):
     rows = []
     for n in names:
         if n == FAIR:
-            run_fair(ctx, 5 if ctx.quick else 30, rows)
+            run_fair(ctx, 5 if ctx.quick else 60, rows)
         else:
             run_cell(ctx, n, known[n], secs, rows)
     return rows
