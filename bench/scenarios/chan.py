@@ -323,6 +323,21 @@ class Bench:
                                 clamp=CLAMP_SEGS * MSS, nodelay=nodelay,
                                 timeout=120)
 
+    @staticmethod
+    def timed(row, srv, cli, segs, base=None):
+        """Write SEGS full segments from SRV and time them to CLI's last
+        byte: ROW gets t_write, seconds, mss and retrans (since BASE,
+        tcp_info, or since the connection began); returns the sender's
+        tcp_info once everything is ACKed."""
+        mss = (base or traffic.tcpinfo.info(srv))["snd_mss"]
+        row["t_write"] = time.time()
+        t0, t1 = traffic.send_and_time(srv, cli, segs * mss, 120)
+        after = traffic.wait_acked(srv, 60)
+        row.update(seconds=round(t1 - t0, 6), mss=mss,
+                   retrans=after["total_retrans"] -
+                   (base["total_retrans"] if base else 0))
+        return after
+
     # one function per experiment: row fields of one run
     def iw(self, v, row):
         undo = host_route(self.c, self.topo.server_addr, "quickack 1") \
@@ -330,11 +345,7 @@ class Bench:
         try:
             srv, cli = self.pair(v.policy.cc)
             try:
-                mss = traffic.tcpinfo.info(srv)["snd_mss"]
-                t0, t1 = traffic.send_and_time(srv, cli, 20 * mss, 60)
-                after = traffic.wait_acked(srv, 30)
-                row.update(seconds=round(t1 - t0, 6), mss=mss,
-                           retrans=after["total_retrans"])
+                self.timed(row, srv, cli, 20)
             finally:
                 srv.close()
                 cli.close()
@@ -403,13 +414,7 @@ class Bench:
             try:
                 i0 = traffic.tcpinfo.info(srv)
                 row["ssthresh_initial"] = i0["snd_ssthresh"]
-                mss = i0["snd_mss"]
-                row["t_write"] = time.time()
-                t0, t1 = traffic.send_and_time(srv, cli, 200 * mss, 120)
-                after = traffic.wait_acked(srv, 60)
-                row.update(seconds=round(t1 - t0, 6), mss=mss,
-                           retrans=after["total_retrans"] -
-                           i0["total_retrans"])
+                self.timed(row, srv, cli, 200, i0)
             finally:
                 srv.close()
                 cli.close()
@@ -429,13 +434,8 @@ class Bench:
             c0 = policies.counters(v.policy)
             srv, cli = self.pair(v.policy.cc)
             try:
-                mss = traffic.tcpinfo.info(srv)["snd_mss"]
-                row["t_write"] = time.time()
-                t0, t1 = traffic.send_and_time(srv, cli, 100 * mss, 120)
-                after = traffic.wait_acked(srv, 60)
-                row.update(seconds=round(t1 - t0, 6), mss=mss,
-                           retrans=after["total_retrans"],
-                           ssthresh_after=after["snd_ssthresh"])
+                after = self.timed(row, srv, cli, 100)
+                row["ssthresh_after"] = after["snd_ssthresh"]
             finally:
                 srv.close()
                 cli.close()
@@ -463,12 +463,7 @@ class Bench:
             traffic.recv_exact(cli, 10 * mss, time.monotonic() + 60)
             pre = traffic.tcpinfo.info(srv)
             row["cwnd_before_burst"] = pre["snd_cwnd"]
-            row["t_write"] = time.time()
-            t0, t1 = traffic.send_and_time(srv, cli, 30 * mss, 120)
-            after = traffic.wait_acked(srv, 60)
-            row.update(seconds=round(t1 - t0, 6), mss=mss,
-                       retrans=after["total_retrans"] -
-                       pre["total_retrans"])
+            self.timed(row, srv, cli, 30, pre)
             row.update(cross.finish(0.5))
         finally:
             srv.close()
