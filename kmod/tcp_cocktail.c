@@ -783,121 +783,34 @@ static bool cocktail_app_limited_decay_ok(const struct sock *sk)
 #define COCKTAIL_PARAM_check_rtt_pct	cocktail_check_rtt_pct
 #define COCKTAIL_PARAM_check_rate_pct	cocktail_check_rate_pct
 
-static inline struct cocktail *shell_ca(struct sock *sk)
-{
-	return inet_csk_ca(sk);
-}
-
-static inline struct tcp_sock *shell_tp(struct sock *sk)
-{
-	return tcp_sk(sk);
-}
-
-static inline u32 shell_cwnd(const struct tcp_sock *tp)
-{
-	return cocktail_cwnd(tp);
-}
-
-static inline void shell_set_cwnd(struct tcp_sock *tp, u32 cwnd)
-{
-	cocktail_set_cwnd(tp, cwnd);
-}
-
-static inline void shell_count(enum cocktail_counter c)
-{
-	cocktail_count(c);
-}
-
-static inline u32 shell_jiffies(void)
-{
-	return tcp_jiffies32;
-}
-
-static inline u32 shell_hz(void)
-{
-	return HZ;
-}
-
-static inline u32 shell_jiffies_to_ms(u32 j)
-{
-	return jiffies_to_msecs(j);
-}
-
-static inline u32 shell_rto(struct sock *sk)
-{
-	return inet_csk(sk)->icsk_rto;
-}
-
-static inline u32 shell_srtt_us(const struct tcp_sock *tp)
-{
-	return cocktail_srtt_us(tp);
-}
-
-static inline u32 shell_min_rtt_us(const struct tcp_sock *tp)
-{
-	return tcp_min_rtt(tp);
-}
-
-static inline u8 shell_ca_state(struct sock *sk)
-{
-	return inet_csk(sk)->icsk_ca_state;
-}
-
-static inline bool shell_in_slow_start(const struct tcp_sock *tp)
-{
-	return tcp_in_slow_start(tp);
-}
-
-static inline bool shell_in_initial_slowstart(const struct tcp_sock *tp)
-{
-	return tcp_in_initial_slowstart(tp);
-}
-
-static inline u32 shell_packets_in_flight(const struct tcp_sock *tp)
-{
-	return tcp_packets_in_flight(tp);
-}
-
-static inline bool shell_is_cwnd_limited(struct sock *sk)
-{
-	return tcp_is_cwnd_limited(sk);
-}
-
-static inline bool shell_rate_app_limited(const struct tcp_sock *tp)
-{
-	return tp->rate_app_limited;
-}
-
-static inline u64 shell_max_pacing_rate(struct sock *sk)
-{
-	return READ_ONCE(sk->sk_max_pacing_rate);
-}
-
-static inline u32 shell_iw_now(struct sock *sk)
-{
-	return cocktail_iw_now(sk);
-}
-
-static inline void shell_set_iw(struct sock *sk)
-{
-	cocktail_set_iw(sk);
-}
-
-static inline void shell_pace_start(struct sock *sk, u64 rate)
-{
-	cocktail_pace_start(sk, rate);
-}
-
-static inline void shell_pace_stop(struct sock *sk, enum cocktail_counter why,
-				   enum cocktail_pace_end reason)
-{
-	cocktail_pace_stop(sk, why, reason);
-}
-
-static inline bool shell_app_limited_decay_ok(struct sock *sk)
-{
-	return cocktail_app_limited_decay_ok(sk);
-}
+/*
+ * The core's names for the socket, mapped onto the kernel's helpers and
+ * this file's accessors; the ones below with a body of their own are
+ * where the module differs from the BPF build.
+ */
+#define shell_ca(sk)			((struct cocktail *)inet_csk_ca(sk))
+#define shell_tp(sk)			tcp_sk(sk)
+#define shell_cwnd(tp)			cocktail_cwnd(tp)
+#define shell_set_cwnd(tp, cwnd)	cocktail_set_cwnd(tp, cwnd)
+#define shell_count(c)			cocktail_count(c)
+#define shell_jiffies()			tcp_jiffies32
+#define shell_hz()			HZ
+#define shell_jiffies_to_ms(j)		jiffies_to_msecs(j)
+#define shell_rto(sk)			inet_csk(sk)->icsk_rto
+#define shell_srtt_us(tp)		cocktail_srtt_us(tp)
+#define shell_min_rtt_us(tp)		tcp_min_rtt(tp)
+#define shell_ca_state(sk)		inet_csk(sk)->icsk_ca_state
+#define shell_in_slow_start(tp)		tcp_in_slow_start(tp)
+#define shell_in_initial_slowstart(tp)	tcp_in_initial_slowstart(tp)
+#define shell_packets_in_flight(tp)	tcp_packets_in_flight(tp)
+#define shell_is_cwnd_limited(sk)	tcp_is_cwnd_limited(sk)
+#define shell_rate_app_limited(tp)	((tp)->rate_app_limited)
+#define shell_max_pacing_rate(sk)	READ_ONCE((sk)->sk_max_pacing_rate)
+#define shell_iw_now(sk)		cocktail_iw_now(sk)
+#define shell_set_iw(sk)		cocktail_set_iw(sk)
+#define shell_pace_start(sk, rate)	cocktail_pace_start(sk, rate)
+#define shell_pace_stop(sk, why, r)	cocktail_pace_stop(sk, why, r)
+#define shell_app_limited_decay_ok(sk)	cocktail_app_limited_decay_ok(sk)
 
 /*
  * snd_cwnd_stamp = now on every ACK and transmit start keeps the
