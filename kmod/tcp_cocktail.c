@@ -554,7 +554,7 @@ static const struct kernel_param_ops cocktail_nvp_ops = {
 };
 
 module_param_cb(nvp_s, &cocktail_nvp_ops, &cocktail_nvp_s, 0644);
-MODULE_PARM_DESC(nvp_s, "cwv=2: seconds of a non-validated period before cwnd is halved (1..3600, default 300, RFC 7661)");
+MODULE_PARM_DESC(nvp_s, "cwv=2 (RFC 7661): seconds of a non-validated period before cwnd is halved (1..3600, default 300)");
 
 static int cocktail_bool_set(const char *val, const struct kernel_param *kp)
 {

@@ -168,11 +168,17 @@ def declared_defaults(ko=KO):
     data = Path(ko).read_bytes()
     out = {}
     for m in re.finditer(rb"parm=([A-Za-z0-9_]+):([^\0]*)\0", data):
-        d = re.search(r"[(,]\s*default:?\s+([^),]+)\)", m.group(2).decode(
-            "utf-8", "replace"))
-        if d:
-            out[m.group(1).decode()] = d.group(1).strip()
+        d = declared_default(m.group(2).decode("utf-8", "replace"))
+        if d is not None:
+            out[m.group(1).decode()] = d
     return out
+
+
+def declared_default(desc):
+    """The default a parameter description declares: X of "(default X)"
+    or "(RANGE, default X)" closing it; None without one."""
+    d = re.search(r"[(,]\s*default:?\s+([^),]+)\)", desc)
+    return d.group(1).strip() if d else None
 
 
 def module_defaults():
