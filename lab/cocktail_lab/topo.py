@@ -35,7 +35,13 @@ from pathlib import Path
 from . import proc
 
 REPO = Path(__file__).resolve().parents[2]
-TRAFFIC = str(REPO / "lab" / "cocktail_lab" / "traffic.py")
+# The traffic tool's command: run as a module (-m), so its compiled form
+# is cached like the rest of the library; a script path would be compiled
+# again at every start, which in the test VM (TCG, the checkout over 9p)
+# costs more than a second a process.  `env` puts the library on the
+# child's path whatever the caller's environment says.
+TRAFFIC = ["env", "PYTHONPATH=%s" % (REPO / "lab"), sys.executable, "-m",
+           "cocktail_lab.traffic"]
 STATE_DIR = os.environ.get("NETEM_TOPO_STATE", "/run/netem-topo")
 PROG = "netem-topo"
 
@@ -601,7 +607,7 @@ class Topo:
 
     # -- keep-alive traffic (cocktail_lab/traffic.py, run as a process)
     def ka_server(self, port=8000, cc=None, clamp=0, pair=0, sndbuf=None):
-        cmd = [sys.executable, TRAFFIC, "server", "--port", str(port)]
+        cmd = TRAFFIC + ["server", "--port", str(port)]
         if cc:
             cmd += ["--cc", cc]
         if clamp:
@@ -616,8 +622,8 @@ class Topo:
         server; keyword arguments map to its options (segments=60, warm_cwnd=30, idle=2, idle_rto=1.5,
         rounds, rcvbuf, clamp, warm_segs, warm_max). Returns its JSON."""
         p = self.pairs[pair]
-        cmd = [sys.executable, TRAFFIC, "client", "--host", p["server_addr"],
-               "--port", str(port)] + kwargs_argv(kw)
+        cmd = TRAFFIC + ["client", "--host", p["server_addr"],
+                         "--port", str(port)] + kwargs_argv(kw)
         r = self.run(p["client_ns"], cmd, check=False, timeout=timeout)
         if r.returncode not in (0, 3):
             raise RuntimeError("keep-alive client failed (%d): %s" %

@@ -16,8 +16,8 @@ bench (connections, responder, bulk flows, UDP cross traffic).
   python3 -m cocktail_lab.traffic echo-client
   python3 -m cocktail_lab.traffic switch HOST PORT
   python3 -m cocktail_lab.traffic cwnd HOST PORT
-(or `python3 lab/cocktail_lab/traffic.py ...`, as the tests start it in a
-namespace, where the lab is not on the path).
+(with lab/ on PYTHONPATH: cocktail_lab.topo.TRAFFIC is this command as the
+lab and the tests start it in a namespace).
 
 Keep-alive protocol on one TCP connection (Nagle off on both ends), one
 request per line:

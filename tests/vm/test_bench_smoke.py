@@ -4,20 +4,29 @@ produces well-formed outputs (runs.csv with the scenario's columns and
 measured values, table.md with a table, PNG plots, meta.json with
 kernel/commit/tc, README.md with the command).  Asserts the machinery,
 never timings."""
+import contextlib
 import csv
+import io
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-from bench.scenarios import NAMES
-from cocktail_lab import modparams
-
 REPO = Path(__file__).resolve().parents[2]
 OUT = REPO / "build" / "vm" / "bench-smoke"
+# bench/run's matplotlib configuration (its font cache), set before the
+# runner, which these tests import, imports matplotlib
+MPLCONFIG = REPO / "build" / "mpl"
+os.environ["MPLCONFIGDIR"] = str(MPLCONFIG)
+
+import pytest  # noqa: E402
+
+from bench.scenarios import NAMES  # noqa: E402
+from cocktail_lab import modparams  # noqa: E402
+
+RUN_TIMEOUT_S = 900     # one smoke scenario; they take 1-2 minutes under TCG
 PNG = b"\x89PNG\r\n\x1a\n"
 
 # scenario -> (--only filter, columns every good row must have)
@@ -59,20 +68,50 @@ def runner_env():
     """The environment bench/run gives the runner: the lab library and
     tcp-tune's package on the path."""
     path = [str(REPO / "lab"), str(REPO / "scripts")]
-    return dict(os.environ, MPLCONFIGDIR=str(REPO / "build" / "mpl"),
+    return dict(os.environ, MPLCONFIGDIR=str(MPLCONFIG),
                 PYTHONPATH=os.pathsep.join(
                     path + [p for p in [os.environ.get("PYTHONPATH")] if p]))
 
 
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Timeout("the scenario ran past %d s" % RUN_TIMEOUT_S)
+
+
+def run_runner(argv):
+    """bench/run's runner (bench.lib.runner.main) in this process: its
+    imports, matplotlib's above all, take tens of seconds a process in the
+    VM, once here instead of once a scenario. Returns (exit status, what
+    it printed); a scenario still running after RUN_TIMEOUT_S fails."""
+    from bench.lib import runner
+    out, err = io.StringIO(), io.StringIO()
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(RUN_TIMEOUT_S)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                rc = runner.main(argv)
+            except SystemExit as e:     # argparse's errors and the runner's
+                rc = e.code if isinstance(e.code, int) else 1
+                if isinstance(e.code, str):
+                    print(e.code, file=sys.stderr)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    return rc, out.getvalue() + err.getvalue()
+
+
 def run_scenario(name, only):
     out = OUT / name
-    cmd = [sys.executable, "-m", "bench.lib.runner", name, "--quick",
-           "--reps", "1", "--out", str(out)] + EXTRA_ARGS.get(name, [])
+    argv = [name, "--quick", "--reps", "1", "--out", str(out)] + \
+        EXTRA_ARGS.get(name, [])
     if only:
-        cmd += ["--only", only]
-    p = subprocess.run(cmd, cwd=REPO, text=True, capture_output=True,
-                       timeout=420, env=runner_env())
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+        argv += ["--only", only]
+    rc, text = run_runner(argv)
+    assert rc == 0, text[-6000:]
     return out
 
 
@@ -318,14 +357,15 @@ def test_pacerate_outputs():
 
 
 def test_bad_arguments_are_refused():
+    # the runner as bench/run starts it (python -m), then in this process
     p = subprocess.run([sys.executable, "-m", "bench.lib.runner", "nosuch"],
                        cwd=REPO, text=True, capture_output=True,
                        env=runner_env())
     assert p.returncode == 2 and "invalid choice" in p.stderr, p.stderr
-    p = subprocess.run([sys.executable, "-m", "bench.lib.runner", "restart",
-                        "--reps", "0"], cwd=REPO, text=True,
-                       capture_output=True, env=runner_env())
-    assert p.returncode == 2 and "--reps" in p.stderr
+    rc, text = run_runner(["restart", "--reps", "0"])
+    assert rc == 2 and "--reps" in text, text
+    rc, text = run_runner(["restart", "--only", "delay_ms"])
+    assert rc == 1 and "--only wants K=V" in text, text
 
 
 def test_restart_tcp_cross():
@@ -333,12 +373,10 @@ def test_restart_tcp_cross():
     the bottleneck during the idle period; each row names it and carries
     its goodput before and during the burst."""
     out = OUT / "restart-tcp"
-    cmd = [sys.executable, "-m", "bench.lib.runner", "restart", "--quick",
-           "--reps", "1", "--out", str(out), "--only",
-           "policy=linux-default,cross=tcp,delay_ms=20"]
-    p = subprocess.run(cmd, cwd=REPO, text=True, capture_output=True,
-                       timeout=420, env=runner_env())
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    rc, text = run_runner(["restart", "--quick", "--reps", "1", "--out",
+                           str(out), "--only",
+                           "policy=linux-default,cross=tcp,delay_ms=20"])
+    assert rc == 0, text[-6000:]
     with open(out / "runs.csv", newline="") as f:
         rows = [r for r in csv.DictReader(f) if not r.get("error")]
     assert rows

@@ -22,7 +22,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -141,14 +140,14 @@ def pair():
 
 def in_ns(ns, *args):
     """Run the traffic tool in a namespace; return its stdout."""
-    return subprocess.run(["ip", "netns", "exec", ns, sys.executable,
-                           str(TRAFFIC)] + list(args), check=True, text=True,
-                          capture_output=True, timeout=120).stdout
+    return subprocess.run(["ip", "netns", "exec", ns, *TRAFFIC, *args],
+                          check=True, text=True, capture_output=True,
+                          timeout=120).stdout
 
 
 def start_server(ns, port, cc="cocktail"):
-    p = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable,
-                          str(TRAFFIC), "echo-server", str(port), cc],
+    p = subprocess.Popen(["ip", "netns", "exec", ns, *TRAFFIC, "echo-server",
+                          str(port), cc],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          text=True)
     line = p.stdout.readline().strip()
@@ -178,7 +177,7 @@ class Client:
 
     def __init__(self, ns):
         self.p = subprocess.Popen(["ip", "netns", "exec", ns,
-                                   sys.executable, str(TRAFFIC),
+                                   *TRAFFIC,
                                    "echo-client"],
                                   stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, text=True)
@@ -204,7 +203,7 @@ class Client:
 
 def run_load(ns, port, nconn, seconds, cc="cocktail"):
     return subprocess.Popen(
-        ["ip", "netns", "exec", ns, sys.executable, str(TRAFFIC), "echo-load",
+        ["ip", "netns", "exec", ns, *TRAFFIC, "echo-load",
          "198.18.200.1", "fd00:cc:200::1", str(port), cc, str(nconn),
          str(seconds)], stdout=subprocess.PIPE, text=True)
 
@@ -380,8 +379,8 @@ def test_prometheus_recipe_exports_every_counter(fresh, tmp_path):
 def hold_client(ns, port):
     """A client in @ns that connects to the server in the other namespace
     with cocktail and holds the connection open until its stdin closes."""
-    return subprocess.Popen(["ip", "netns", "exec", ns, sys.executable,
-                             str(TRAFFIC), "echo-hold", "198.18.200.1",
+    return subprocess.Popen(["ip", "netns", "exec", ns, *TRAFFIC, "echo-hold",
+                             "198.18.200.1",
                              str(port), "cocktail"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True)
 

@@ -38,30 +38,33 @@ GLOBAL_KEYS = ["net.ipv4.tcp_congestion_control",
 
 # The namespace's routes: many attributes, so that "keeps every other
 # attribute" is checked on real routes. The two namespaces and their veth
-# come from the lab (make_namespaces); this is the rest of the fixture.
-ROUTES = """
-set -e
-ip -n {ns} link add d0 type dummy
-ip -n {ns} link set d0 up
-ip -n {ns} addr add 198.18.11.1/24 dev d0
-ip -n {ns} -6 addr add fd00:cc:11::1/64 dev d0 nodad
-ip -n {ns} route add default via 198.18.10.2 dev a0 proto static metric 100 \
+# come from the lab (make_namespaces); this is the rest of the fixture, as
+# `ip -batch` input (one process per family: each `ip` costs a fraction of
+# a second in the test VM), IPv4 first (it makes d0).
+ROUTES4 = """
+link add d0 type dummy
+link set d0 up
+addr add 198.18.11.1/24 dev d0
+route add default via 198.18.10.2 dev a0 proto static metric 100 \
     src 198.18.10.1 mtu lock 1400 advmss 1360 features ecn hoplimit 64 initrwnd 20
-ip -n {ns} route add default via 198.18.10.2 dev a0 metric 200 window 30000
-ip -n {ns} -6 route add default via fd00:cc:10::2 dev a0 metric 1024 pref high \
-    mtu 1400 congctl lock cubic
-ip -n {ns} route add 198.19.0.0/16 via 198.18.10.2 dev a0 proto bird metric 50 \
+route add default via 198.18.10.2 dev a0 metric 200 window 30000
+route add 198.19.0.0/16 via 198.18.10.2 dev a0 proto bird metric 50 \
     rto_min 50ms congctl lock reno window 65535
-ip -n {ns} route add 198.19.1.0/24 dev d0 scope link initcwnd 8
-ip -n {ns} route add 198.19.2.0/24 proto static \
+route add 198.19.1.0/24 dev d0 scope link initcwnd 8
+route add 198.19.2.0/24 proto static \
     nexthop via 198.18.10.2 dev a0 weight 1 nexthop via 198.18.11.2 dev d0 weight 3
-ip -n {ns} route add 198.19.3.0/24 via 198.18.99.9 dev a0 onlink
-ip -n {ns} route add blackhole 198.19.4.0/24
-ip -n {ns} route add 198.19.8.0/24 via 198.18.10.2 dev a0 table 100 initcwnd 2
-ip -n {ns} route add default via 198.18.10.2 dev a0 table 100
-ip -n {ns} -6 route add fd00:cc:20::/48 via fd00:cc:10::2 dev a0 proto static \
+route add 198.19.3.0/24 via 198.18.99.9 dev a0 onlink
+route add blackhole 198.19.4.0/24
+route add 198.19.8.0/24 via 198.18.10.2 dev a0 table 100 initcwnd 2
+route add default via 198.18.10.2 dev a0 table 100
+"""
+ROUTES6 = """
+addr add fd00:cc:11::1/64 dev d0 nodad
+route add default via fd00:cc:10::2 dev a0 metric 1024 pref high \
+    mtu 1400 congctl lock cubic
+route add fd00:cc:20::/48 via fd00:cc:10::2 dev a0 proto static \
     metric 10 src fd00:cc:10::1 advmss 1300
-ip -n {ns} -6 route add fd00:cc:21::/48 proto static \
+route add fd00:cc:21::/48 proto static \
     nexthop via fd00:cc:10::2 dev a0 weight 2 nexthop via fd00:cc:11::2 dev d0 weight 1
 """
 
@@ -70,16 +73,17 @@ def make_namespaces(ns, peer):
     """NS (the one tcp-tune acts in) and PEER joined by veth a0 -- b0
     (198.18.10.1/.2, fd00:cc:10::1/::2; no duplicate address detection, so
     link-local addresses and their local routes appear as soon as the links
-    have carrier: settle() waits for that), then ROUTES in NS."""
+    have carrier: settle() waits for that), then ROUTES4 and ROUTES6 in NS."""
     made = []
     for n in (ns, peer):
         topo.add_ns(n, made)
     topo.veth(ns, "a0", peer, "b0")
     topo.addr(ns, "a0", "198.18.10.1/24", "fd00:cc:10::1/64")
     topo.addr(peer, "b0", "198.18.10.2/24", "fd00:cc:10::2/64")
-    p = subprocess.run(["bash", "-c", ROUTES.format(ns=ns)],
-                       capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr
+    for fam, text in (("-4", ROUTES4), ("-6", ROUTES6)):
+        p = subprocess.run(["ip", "-n", ns, fam, "-batch", "-"], input=text,
+                           capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
 
 
 def tool(*args, ns=NS, state=None, check=None, env=None, fault=None):
@@ -130,7 +134,8 @@ def state(ns=NS):
         snap["text%d" % fam] = sh("ip -n %s -%d route show table all"
                                   % (ns, fam)).stdout
     snap["ns_sysctl"] = sh("ip netns exec %s sysctl %s" % (ns, " ".join(NS_KEYS))).stdout
-    snap["global_sysctl"] = sh("sysctl %s" % " ".join(GLOBAL_KEYS)).stdout
+    snap["global_sysctl"] = {k: " ".join(Path("/proc/sys", k.replace(
+        ".", "/")).read_text().split()) for k in GLOBAL_KEYS}
     snap["modules"] = sorted(m for m in ("tcp_cocktail", "tcp_bbr", "tcp_vegas")
                              if module_loaded(m))
     if modparams.has_params():
