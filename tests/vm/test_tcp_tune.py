@@ -9,6 +9,7 @@ and the loaded modules.
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -17,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from cocktail_lab import modparams, topo
-from conftest import REPO, module_loaded, sh
+import conftest
+from conftest import REPO, module_loaded
 
 TOOL = str(REPO / "scripts" / "tcp-tune")
 FAULT = str(Path(__file__).resolve().parent / "tcp_tune_fault.py")
@@ -84,6 +86,14 @@ def make_namespaces(ns, peer):
         p = subprocess.run(["ip", "-n", ns, fam, "-batch", "-"], input=text,
                            capture_output=True, text=True)
         assert p.returncode == 0, p.stderr
+
+
+def sh(cmd, check=True):
+    """conftest.sh without the shell: every command here is one program
+    and its words, and a shell is one more process a call (a fraction of a
+    second in the test VM, where a test takes a dozen snapshots)."""
+    return subprocess.run(shlex.split(cmd), check=check, text=True,
+                          capture_output=True)
 
 
 def tool(*args, ns=NS, state=None, check=None, env=None, fault=None):
@@ -461,7 +471,7 @@ def test_dry_run_prints_and_changes_nothing(ns):
                 for f in (4, 6)} | {"sysctl": sh("ip netns exec %s sysctl %s" % (
                     NS, " ".join(NS_KEYS))).stdout}
     for ln in lines:
-        sh(ln)
+        conftest.sh(ln)     # printed for a shell: run by one
     via_dry = main_state()
     sh("ip netns del %s" % NS)
     sh("ip netns del %s" % PEER)
