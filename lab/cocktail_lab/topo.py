@@ -37,7 +37,7 @@ from . import proc
 REPO = Path(__file__).resolve().parents[2]
 # The traffic tool's command: run as a module (-m), so its compiled form
 # is cached like the rest of the library; a script path would be compiled
-# again at every start, which in the test VM (TCG, the checkout over 9p)
+# again at every start, which in the test VM (TCG)
 # costs more than a second a process.  `env` puts the library on the
 # child's path whatever the caller's environment says.
 TRAFFIC = ["env", "PYTHONPATH=%s" % (REPO / "lab"), sys.executable, "-m",
