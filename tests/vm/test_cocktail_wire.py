@@ -21,7 +21,8 @@ Restart tests run with cwv=0 so that what is measured is the restart policy
 alone (cwv=1/2 add their own decay after application-limited idle). The
 initial-window and restart tests run under both growths on the module
 (growth=reno and growth=cubic: what they check does not depend on how the
-window grew) and under reno on the BPF build;
+window grew; cubic with tcp_slow_start_after_idle=1, reno with 0 and 1)
+and under reno on the BPF build;
 the growth tests at the end check CUBIC's and HyStart++'s own behaviour
 on a two-namespace link (cocktail_lab.topo.Link) whose server can drop
 one chosen segment.
@@ -141,7 +142,8 @@ def describe(res, fl, ev):
 
 
 # the window growths the initial-window and restart tests run under (on
-# the module: growth_on_module, tests/vm/conftest.py)
+# the module, cubic with tcp_slow_start_after_idle=1 only:
+# growth_on_module, tests/vm/conftest.py)
 GROWTHS = ("reno", "cubic")
 
 
