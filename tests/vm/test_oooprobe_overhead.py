@@ -1,10 +1,18 @@
 """Cost of tcp_oooprobe on a CPU-bound transfer with no out-of-order data:
 iperf3 between two namespaces over veth, no shaping, probe loaded vs not,
-alternating, 5 runs each. A measurement for docs/tcp_oooprobe.md, not a pass/fail
+alternating. A measurement for docs/tcp_oooprobe.md, not a pass/fail
 timing check (a loaded TCG host moves it by more than the target margin):
 the test asserts that the measurement ran as described and writes the
-ratio to build/vm/oooprobe_overhead.txt (runs in oooprobe_overhead.json)."""
+ratio to build/vm/oooprobe_overhead.txt (runs in oooprobe_overhead.json).
+
+OOOPROBE_OVERHEAD_RUNS sets the runs per state: 1 in make check, which
+checks the machinery; the figures in the docs come from 5:
+
+    dev/vm-run env OOOPROBE_OVERHEAD_RUNS=5 tests/vm/run \
+        tests/vm/test_oooprobe_overhead.py
+"""
 import json
+import os
 import statistics
 import subprocess
 import time
@@ -15,7 +23,7 @@ from cocktail_lab.topo import Link
 from oooprobe_lib import REPO
 
 MOD = "tcp_oooprobe"
-RUNS = 5
+RUNS = int(os.environ.get("OOOPROBE_OVERHEAD_RUNS", "1"))
 SECS = 4
 
 
