@@ -123,17 +123,8 @@ vmcheck-debug-if-cached:
 # against every Debian 12 kernel header set) run here too, before the VM;
 # the install suite (make install, modprobe, modules-load.d, uninstall) gets
 # a VM boot of its own after the others.
-# The three boots after the main one run side by side (a boot is mostly
-# one guest CPU busy at a time, and the install and planted suites time
-# nothing), each with its own console log, their output grouped per target.
-check: unit pkgcheck vmcheck
-	$(MAKE) -j3 --output-sync=target vm-install-check vmcheck-kernel \
-		vmcheck-planted
-	$(MAKE) vmcheck-debug-if-cached
-
-vm-install-check: export VM_CONSOLE := build/vm/console-install.log
-vmcheck-kernel: export VM_CONSOLE := build/vm/console-6.12.log
-vmcheck-planted: export VM_CONSOLE := build/vm/console-planted.log
+check: unit pkgcheck vmcheck vm-install-check vmcheck-kernel vmcheck-planted \
+	vmcheck-debug-if-cached
 
 demo: deps-if-missing all
 	bench/run demo
