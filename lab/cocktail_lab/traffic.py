@@ -613,10 +613,20 @@ def switch(host, port):
     s = socket.create_connection((host, port))
     tcpinfo.set_congestion(s, "reno")
     data = b"x" * (4 << 20)
-    s.sendall(data)
+    # The echo is read while the data is written: a client that wrote all
+    # 4 MB before reading can deadlock with the echo server (its receive
+    # buffer does not grow while nothing reads it, and the server stops
+    # reading once its own buffers are full).
+    writer = threading.Thread(target=s.sendall, args=(data,))
+    writer.start()
     got = 0
     while got < len(data):
-        got += len(s.recv(1 << 16))
+        b = s.recv(1 << 16)
+        if not b:
+            raise RuntimeError("echo ended after %d of %d bytes" %
+                               (got, len(data)))
+        got += len(b)
+    writer.join()
     before = tcpinfo.get(s)["snd_cwnd"]
     tcpinfo.set_congestion(s, "cocktail")
     print(before, tcpinfo.get(s)["snd_cwnd"], tcpinfo.congestion(s),
