@@ -6,10 +6,10 @@ table all` and `ip route show table all` (text: the only place lock flags
 show), IPv4 and IPv6, the namespace's TCP sysctls, the host-global ones
 and the loaded modules.
 """
+import functools
 import json
 import os
 import re
-import shlex
 import subprocess
 import sys
 import time
@@ -88,12 +88,9 @@ def make_namespaces(ns, peer):
         assert p.returncode == 0, p.stderr
 
 
-def sh(cmd, check=True):
-    """conftest.sh without the shell: every command here is one program
-    and its words, and a shell is one more process a call (a fraction of a
-    second in the test VM, where a test takes a dozen snapshots)."""
-    return subprocess.run(shlex.split(cmd), check=check, text=True,
-                          capture_output=True)
+# every command here is one program and its words: no shell (a test takes
+# a dozen snapshots)
+sh = functools.partial(conftest.sh, shell=False)
 
 
 def tool(*args, ns=NS, state=None, check=None, env=None, fault=None):
