@@ -418,11 +418,10 @@ def median(xs):
     return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
 
 
-def retransmissions(pkts, sender, sport=None):
+def _retransmitted(pkts, sender, sport=None):
     """Data segments from sender whose bytes were all sent before (per
-    connection), i.e. retransmissions seen on the wire."""
+    connection), in time order."""
     high = {}
-    n = 0
     for p in sorted(pkts, key=lambda q: q.ts):
         if p.src != sender or p.plen == 0 or (sport is not None and
                                                p.sport != sport):
@@ -431,10 +430,30 @@ def retransmissions(pkts, sender, sport=None):
         end = p.end
         h = high.get(key)
         if h is not None and not seq_after(end, h):
-            n += 1
+            yield p
             continue
         high[key] = end
-    return n
+
+
+def retransmissions(pkts, sender, sport=None):
+    """Data segments from sender whose bytes were all sent before (per
+    connection), i.e. retransmissions seen on the wire."""
+    return sum(1 for _ in _retransmitted(pkts, sender, sport))
+
+
+def loss_episodes(pkts, sender, gap, sport=None):
+    """Retransmissions from sender grouped into loss episodes: a
+    retransmission more than GAP seconds after the previous one starts a
+    new episode (a recovery repairs its losses within about a round trip,
+    so GAP of two round trips separates one congestion event from the
+    next). Returns [(first ts, last ts, retransmissions)]."""
+    eps = []
+    for p in _retransmitted(pkts, sender, sport):
+        if eps and p.ts - eps[-1][1] <= gap:
+            eps[-1] = (eps[-1][0], p.ts, eps[-1][2] + 1)
+        else:
+            eps.append((p.ts, p.ts, 1))
+    return eps
 
 
 # ------------------------------------------------------------------ tracefs

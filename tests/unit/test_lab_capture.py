@@ -165,6 +165,26 @@ def test_retransmissions_and_data_segments():
     assert len(cap.data_segments(pk, C, 40000)) == 1
 
 
+def test_loss_episodes():
+    """Retransmissions within GAP of each other are one episode; a later
+    one starts the next; other senders and ports are not counted."""
+    base = 1000
+    pk = [seg(0.00 + 0.01 * i, S, base + 1000 * i) for i in range(8)]
+    pk += [seg(0.30, S, base + 1000), seg(0.35, S, base + 3000),
+           seg(0.70, S, base + 4000),        # 0.35 s later: same episode
+           seg(2.00, S, base + 5000),        # 1.3 s later: a new one
+           seg(2.10, S, base + 2000, sport=1, dport=40000),
+           seg(2.20, C, 1), seg(2.30, C, 1)]
+    assert cap.loss_episodes(pk, S, 0.4) == [(0.30, 0.70, 3),
+                                             (2.00, 2.00, 1)]
+    assert cap.loss_episodes(pk, S, 0.2) == [(0.30, 0.35, 2),
+                                             (0.70, 0.70, 1),
+                                             (2.00, 2.00, 1)]
+    assert cap.loss_episodes(pk, S, 0.4, sport=1) == []
+    assert cap.loss_episodes(pk, C, 0.4) == [(2.30, 2.30, 1)]
+    assert cap.retransmissions(pk, S) == 4
+
+
 def test_spacing_helpers():
     segs = [seg(t, S, 0) for t in (0.0, 0.001, 0.004, 0.005, 0.008)]
     assert cap.gaps(segs) == pytest.approx([0.001, 0.003, 0.001, 0.003])

@@ -37,8 +37,9 @@ from cocktail_builds import BUILDS
 from cocktail_lab import tcpinfo, traffic
 from cocktail_lab.capture import (Capture, ack_rate, data_segments,
                                   first_flight, flight_after, gaps, idle_before,
-                                  mean_spacing, median, pair_gaps, read_pcap,
-                                  retransmissions, seq_after)
+                                  loss_episodes, mean_spacing, median,
+                                  pair_gaps, read_pcap, retransmissions,
+                                  seq_after)
 from cocktail_lab.proc import in_ns
 from cocktail_lab.topo import REPO, Link, Topo, bottleneck_drops, tc
 from cocktail_lab.traffic import Conn
@@ -668,6 +669,13 @@ def measure_info(r):
                 [e for _, e in r["restart"]], [e for _, e in r["check"]]))
 
 
+# Attempts at a warm-up whose only loss episode is the slow-start exit's:
+# under TCG a second one is common enough (more with the BPF build, whose
+# ACK processing costs more) that one attempt would make the test flaky;
+# four that all miss are rare.
+WARMUP_ATTEMPTS = 4
+
+
 def test_measure_quiet_path(cocktail):
     """A quiet path that a shallow buffer keeps Reno's window below its
     BDP (200 ms, 10 Mbit/s: BDP 173 segments; 15-packet queue): after a
@@ -680,14 +688,32 @@ def test_measure_quiet_path(cocktail):
     estimate has come out between 0.5x and 0.66x under TCG, where ACKs
     wait for the vCPUs), with no retransmission and no drop at the
     bottleneck; the check finds the path unchanged (verdict full,
-    counted in check_full)."""
+    counted in check_full).
+
+    The premise is a warm-up that showed the path: one loss episode, the
+    slow-start exit's. A second one in congestion avoidance (ACKs
+    compressed by a busy TCG guest burst into the 15-packet queue) halves
+    the window, and the rounds after it, ACK-clocked at a small window,
+    may be all that is left in the rate filter when the idle period
+    begins. Such a warm-up, seen in the capture, is run again (up to
+    WARMUP_ATTEMPTS times; the test fails if none shows the path)."""
     params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
            ssthresh_est=1, check_rtt_pct=125, check_rate_pct=75)
-    with Topo(rtt=200, rate="10mbit", limit=15) as t:
-        c0 = counters()
-        r = burst_after_idle(t, "measure_quiet", 600, 1.5, 100)
-        c1 = counters()
-    info = measure_info(r)
+    warmups = []
+    for _ in range(WARMUP_ATTEMPTS):
+        with Topo(rtt=200, rate="10mbit", limit=15) as t:
+            c0 = counters()
+            r = burst_after_idle(t, "measure_quiet", 600, 1.5, 100)
+            c1 = counters()
+        eps = loss_episodes([p for p in r["pkts"] if p.ts < r["wall"]],
+                            t.server_addr, 0.4, sport=MEASURE_PORT)
+        warmups.append(len(eps))
+        if len(eps) <= 1:
+            break
+    assert len(eps) <= 1, \
+        "no warm-up showed the path: loss episodes per attempt %s" % warmups
+    info = measure_info(r) + "; warm-up loss episodes per attempt %s" % \
+        warmups
     assert r["restart"] and r["restart"][-1][1]["policy"] == "measure", info
     ev = r["restart"][-1][1]
     assert int(ev["pacing_rate"]) > 0, info
