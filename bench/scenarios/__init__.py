@@ -29,6 +29,9 @@ SCENARIOS = {
               "kernel's cubic / reno, and a fairness cell",
     "chan": "Chan's small experiments: IW 1/2 with and without delayed "
             "ACKs, Nagle, initial ssthresh, Hoe's estimate, CWV",
+    "cache": "the Waikato study: a client through a child and a parent "
+             "Squid across a long lossy link, persistent or not, ICP on "
+             "or off",
 }
 # `make bench` / `make bench-quick`: the grids (demo has its own target,
 # pacerate is a study of one parameter)

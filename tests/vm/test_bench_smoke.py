@@ -54,6 +54,9 @@ CASES = {
     "growth": ("", ["mbit_s", "retrans"]),
     # one of Chan's small experiments (two variants), with its capture
     "chan": ("experiment=nagle", ["seconds", "retrans", "longest_wait_ms"]),
+    # persistent and non-persistent with ICP, 12 URLs
+    "cache": ("", ["seconds", "pass_s", "pass_retrans", "parent_conns",
+                   "icp_sent", "icp_rtt_ms"]),
 }
 # scenarios with outputs of their own shape: a test each below, but the
 # scorecard's (a host scenario: tests/unit/test_bench_scorecard.py)
@@ -244,6 +247,31 @@ def test_keepalive_cells_ran_side_by_side():
     assert all(r["kind"] == "web" for r in rows if r["server"] == "nginx")
     meta = json.loads((OUT / "keepalive" / "meta.json").read_text())
     assert meta["args"]["jobs"] == 2 and len(meta["tc"]) == 2
+
+
+def test_cache_hierarchy_as_configured():
+    """The smoke run's caches did what each variant says, as the kernel
+    and squid saw it: the child asked the parent over ICP before every
+    request (its ICP round trip at least the link's 278 ms), reused one
+    connection to the parent when persistent and opened one per request
+    when not (the client namespace's TCP ActiveOpens less the client's
+    own connects)."""
+    with open(OUT / "cache" / "runs.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if not r.get("error")]
+    by = {}
+    for r in rows:
+        by.setdefault(r["variant"], []).append(r)
+    assert set(by) == {"persistent-icp-linux-default",
+                       "nonpersistent-icp-linux-default"}, set(by)
+    for v, rs in by.items():
+        n = len(rs)
+        r = rs[0]
+        assert int(r["icp_sent"]) >= n, (v, n, r)
+        assert int(r["icp_rtt_ms"]) >= 270, (v, r)
+        if v.startswith("persistent"):
+            assert 1 <= int(r["parent_conns"]) <= 2, (v, r)
+        else:
+            assert int(r["parent_conns"]) >= n, (v, n, r)
 
 
 def test_phttp_has_nginx_row():
