@@ -85,7 +85,18 @@ GROWTH = [Policy("cocktail-%s" % g, "cocktail", 1, "cocktail growth=%s" % g,
 BPF = [Policy("bpf-%s" % r, "cocktail_bpf", 1, "cocktail_bpf restart=%s" % r,
               {"restart": r, "cwv": 1})
        for r in ("ssr", "pace", "auto", "measure")]
-KNOWN = ALL + CWV_VARIANTS + QUEUE + MEASURE + DEMO_CWV0 + GROWTH + BPF
+# Chan's Cocktail (his dissertation's chapter 5), the mix his tables
+# 5.1-5.4 measure beside SSR, RBP and CWV: slow-start restart, an initial
+# window of 2, NewReno with initial ssthresh estimation (Hoe's, from the
+# first ACK train), window validation (RFC 2861) and Nagle off (the
+# restart scenario's sender always sets TCP_NODELAY): run when asked for
+# with --only policy=cocktail-chan
+CHAN = [Policy("cocktail-chan", "cocktail", 1,
+               "Chan's Cocktail: cocktail restart=ssr iw=2 ssthresh_est=1 "
+               "cwv=1", {"restart": "ssr", "iw": 2, "ssthresh_est": 1,
+                         "cwv": 1, "growth": "reno"})]
+KNOWN = ALL + CWV_VARIANTS + QUEUE + MEASURE + DEMO_CWV0 + GROWTH + BPF + \
+    CHAN
 BY_NAME = {p.name: p for p in KNOWN}
 # the paced restart at each pace_rate, cwv=0 and 1 (pacerate): applied
 # only by writing the module's parameters, the demo's way, since
@@ -248,6 +259,18 @@ def profile_text(policy, extra_params=None):
 
 
 STATE = REPO / "build" / "bench" / "tune"
+# parameters only some policies name (growth, Chan's iw=2, ssthresh_est):
+# a policy that does not name one runs with it reset, so a setting does
+# not carry over from the policy before; growth to reno (every restart
+# policy is compared under NewReno growth), the others to their defaults
+CARRIED = ("growth", "iw", "ssthresh_est")
+
+
+def carried():
+    """{parameter: value} of CARRIED for a policy that names none."""
+    d = module_defaults()
+    return {k: "reno" if k == "growth" else d[k] for k in CARRIED}
+
 
 
 def apply(policy, ns_list, extra_params=None, jobs=1):
@@ -257,10 +280,11 @@ def apply(policy, ns_list, extra_params=None, jobs=1):
     module's parameters read back as asked.  Without scripts/tcp-tune,
     sysctls are written directly.
     Returns a description of what was applied, for the CSV."""
-    if policy.cc in BUILDS and not policy.defaults and \
-            "growth" not in policy.cocktail and \
-            "growth" not in (extra_params or {}):
-        extra_params = dict(extra_params or {}, growth="reno")
+    if policy.cc in BUILDS and not policy.defaults:
+        named = dict(policy.cocktail, **(extra_params or {}))
+        fill = {k: v for k, v in carried().items() if k not in named}
+        if fill:
+            extra_params = dict(extra_params or {}, **fill)
     text = profile_text(policy, extra_params)
     ktrace.marker("policy=%s" % policy.name)
     if policy.defaults:

@@ -782,7 +782,7 @@ def _queue_vs_auto_md(rows):
 
 # Chan's restart policies and the bench policies that run the same restart
 CHAN_POLICIES = (("SSR", "cocktail-ssr"), ("RBP", "cocktail-pace"),
-                 ("CWV", "cocktail-decay"))
+                 ("CWV", "cocktail-decay"), ("Cocktail", "cocktail-chan"))
 # Chan's "high RTT": one-way delays of 150-300 ms (dissertation section 3.3)
 HIGH_DELAYS = (150, 200, 300)
 
@@ -877,7 +877,7 @@ def red_md(rows, profile="chan2m"):
             "%g" % x if x is not None else "n/a"
             for x in (_high(m, q, pol) for m in (rtx, drops)
                       for q in ("droptail", "red")))))
-    for name, _ in CHAN_POLICIES + (("Cocktail", None),):
+    for name, _ in CHAN_POLICIES:
         if name in chan:
             md.append(line("Chan %s (ns-2)" % name, chan[name], " | "))
     verdicts = []
@@ -900,6 +900,89 @@ def red_md(rows, profile="chan2m"):
     return md
 
 
+# Chan's low and high RTT (one-way delays, ms) and the bursts and queue
+# where he found his Cocktail slow (section 5.3)
+LOW_DELAYS = (10, 20, 30, 50)
+LONG_BURSTS = (500, 1000)
+
+
+def chan_cocktail(medians):
+    """Chan's Cocktail against his other three policies in MEDIANS
+    ({(queue, burst, delay_ms, name): seconds}, names SSR, RBP, CWV,
+    Cocktail): {"cells": cells with all four, "fastest": cells where
+    Cocktail's time is the lowest of the four, "fastest_low": the same at
+    LOW_DELAYS (of "cells_low"), "ratio": the median over cells of
+    Cocktail / SSR, "ratio_low", "ratio_high_long": at HIGH_DELAYS with
+    LONG_BURSTS on drop-tail}."""
+    names = [n for n, _ in CHAN_POLICIES]
+    cells = {(q, b, d) for (q, b, d, _) in medians}
+    out = {"cells": 0, "fastest": 0, "cells_low": 0, "fastest_low": 0}
+    ratio, low, high = [], [], []
+    for q, b, d in sorted(cells):
+        v = {n: medians.get((q, b, d, n)) for n in names}
+        if v["Cocktail"] is not None and v["SSR"]:
+            r = v["Cocktail"] / v["SSR"]
+            ratio.append(r)
+            if d in LOW_DELAYS:
+                low.append(r)
+            if d in HIGH_DELAYS and b in LONG_BURSTS and q == "droptail":
+                high.append(r)
+        if any(x is None for x in v.values()):
+            continue
+        best = v["Cocktail"] <= min(v.values())
+        out["cells"] += 1
+        out["fastest"] += best
+        if d in LOW_DELAYS:
+            out["cells_low"] += 1
+            out["fastest_low"] += best
+    for k, xs in (("ratio", ratio), ("ratio_low", low),
+                  ("ratio_high_long", high)):
+        out[k] = stats.median(xs) if xs else None
+    return out
+
+
+def chan_cocktail_md(rows, profile="chan2m"):
+    """Markdown: Chan's Cocktail (cocktail-chan) measured against his
+    tables 5.1-5.4, beside SSR, RBP and CWV (cocktail-ssr, -pace,
+    -decay) in PROFILE's UDP rows."""
+    mine = [r for r in rows if r.get("profile") == profile
+            and r.get("seconds") is not None]
+    by = {pol: name for name, pol in CHAN_POLICIES}
+    meas = {(q, b, d, by[p]): v for (q, b, d, p), v in
+            _medians(mine).items() if p in by}
+    if not any(k[3] == "Cocktail" for k in meas):
+        return []
+    ours, chan = chan_cocktail(meas), chan_cocktail(published.chan())
+
+    def fmt(x):
+        return "%.2f" % x if x is not None else "n/a"
+
+    def line(name, c):
+        return "| %s | %s | %s | %s | %s | %s |\n" % (
+            name, "%d of %d" % (c["fastest"], c["cells"]) if c["cells"]
+            else "n/a (not all four ran)",
+            "%d of %d" % (c["fastest_low"], c["cells_low"])
+            if c["cells_low"] else "n/a", fmt(c["ratio"]),
+            fmt(c["ratio_low"]), fmt(c["ratio_high_long"]))
+    return ["\n## Chan's Cocktail as a whole (%s)\n\n"
+            "cocktail-chan is the mix of his chapter 5: slow-start restart, "
+            "IW 2, NewReno with Hoe's initial ssthresh estimate, window "
+            "validation, Nagle off. Fastest: cells where its median time "
+            "is the lowest of the four (SSR, RBP, CWV, Cocktail: "
+            "cocktail-ssr, -pace, -decay, -chan), over the cells where all "
+            "four ran; low RTT: one-way delays %s ms. Cocktail / SSR: the "
+            "median over cells of the ratio of median times; high RTT, "
+            "long bursts: one-way delays %s ms, bursts of %s segments, "
+            "drop-tail, where Chan found it slow. Chan's row: his ns-2 "
+            "tables 5.1-5.4.\n\n| | fastest of the four | at low RTT "
+            "| Cocktail / SSR | at low RTT | high RTT, long bursts, "
+            "drop-tail |\n|---|---|---|---|---|---|\n" % (
+                profile, "–".join(map(str, (LOW_DELAYS[0], LOW_DELAYS[-1]))),
+                "–".join(map(str, (HIGH_DELAYS[0], HIGH_DELAYS[-1]))),
+                " and ".join(map(str, LONG_BURSTS))),
+            line("measured", ours), line("Chan (ns-2)", chan)]
+
+
 def cross_of(r):
     """A row's cross traffic; rows from before the `cross` column ran
     with the UDP sources."""
@@ -918,7 +1001,7 @@ def by_cross(rows):
 
 def report(ctx, rows):
     rows = by_cross([r for r in rows if r.get("policy")])
-    names = [p.name for p in policies.ALL]
+    names = [p.name for p in policies.ALL + policies.CHAN]
     group = ["profile", "queue", "burst"]
     md = ["# restart: idle-restart burst completion time (Chan 2001 "
           "tables 3.1-3.4, 5.1-5.4)\n",
@@ -954,6 +1037,7 @@ def report(ctx, rows):
     md += _crossover_md(rows)
     md += _rules_md(rows, names)
     md += _queue_vs_auto_md(rows)
+    md += chan_cocktail_md(rows)
     red = red_md(rows)
     md += red
     (ctx.outdir / "table.md").write_text("".join(md))

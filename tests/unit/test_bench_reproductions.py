@@ -55,6 +55,32 @@ def test_red_md_sets_measured_beside_published_and_says_which_way():
     assert restart.red_md(_rows({"x": 1.0}, {"x": 1.0}), "modern50m") == []
 
 
+def test_chan_cocktail_of_chans_tables():
+    """His own claim about tables 5.1-5.4: Cocktail the fastest of the
+    four in 35 of 64 cells, 24 of the 32 at 10-50 ms."""
+    c = restart.chan_cocktail(published.chan())
+    assert (c["fastest"], c["cells"]) == (35, 64)
+    assert (c["fastest_low"], c["cells_low"]) == (24, 32)
+    assert c["ratio_low"] < 1
+
+
+def test_chan_cocktail_md_measured_beside_published():
+    rows = _rows({"cocktail-ssr": 2.0, "cocktail-chan": 1.5},
+                 {"cocktail-ssr": 2.0, "cocktail-chan": 3.0})
+    md = "".join(restart.chan_cocktail_md(rows))
+    # two of the four policies ran: no "fastest" count, the ratios
+    assert "| measured | n/a (not all four ran) | n/a | 1.12 | 1.12 | " \
+        "1.50 |" in md, md
+    assert "| Chan (ns-2) | 35 of 64 | 24 of 32 |" in md
+    rows += _rows({"cocktail-pace": 2.5, "cocktail-decay": 2.5},
+                  {"cocktail-pace": 3.5, "cocktail-decay": 3.5})
+    md = "".join(restart.chan_cocktail_md(rows))
+    assert "| measured | 4 of 8 | 2 of 4 |" in md, md
+    # no cocktail-chan rows: no section
+    assert restart.chan_cocktail_md(_rows({"cocktail-ssr": 1.0},
+                                          {"cocktail-ssr": 1.0})) == []
+
+
 def test_table1_pairs_every_published_row_with_a_measured_variant():
     pub = {p["server"] for p in published.load("heidemann1997_table1.csv")}
     assert [row for row, _ in phttp.TABLE1] == [
