@@ -947,12 +947,20 @@ def chan_cocktail_md(rows, profile="chan2m"):
     -decay) in PROFILE's UDP rows."""
     mine = [r for r in rows if r.get("profile") == profile
             and r.get("seconds") is not None]
+    med = _medians(mine)
     by = {pol: name for name, pol in CHAN_POLICIES}
-    meas = {(q, b, d, by[p]): v for (q, b, d, p), v in
-            _medians(mine).items() if p in by}
+    meas = {(q, b, d, by[p]): v for (q, b, d, p), v in med.items()
+            if p in by}
     if not any(k[3] == "Cocktail" for k in meas):
         return []
     ours, chan = chan_cocktail(meas), chan_cocktail(published.chan())
+    # his section 6.2.1's "true Cocktail", the RTT hybrid (ssr on short
+    # paths, paced on long ones): cocktail-auto in Cocktail's place
+    hyb = {k: v for k, v in meas.items() if k[3] != "Cocktail"}
+    hyb.update({(q, b, d, "Cocktail"): v for (q, b, d, p), v in med.items()
+                if p == "cocktail-auto"})
+    hybrid = chan_cocktail(hyb) if any(
+        p == "cocktail-auto" for (_, _, _, p) in med) else None
 
     def fmt(x):
         return "%.2f" % x if x is not None else "n/a"
@@ -980,7 +988,9 @@ def chan_cocktail_md(rows, profile="chan2m"):
                 profile, "–".join(map(str, (LOW_DELAYS[0], LOW_DELAYS[-1]))),
                 "–".join(map(str, (HIGH_DELAYS[0], HIGH_DELAYS[-1]))),
                 " and ".join(map(str, LONG_BURSTS))),
-            line("measured", ours), line("Chan (ns-2)", chan)]
+            line("measured", ours), line("Chan (ns-2)", chan)] + (
+                [line("measured, cocktail-auto in Cocktail's place (his "
+                      "6.2.1 RTT hybrid)", hybrid)] if hybrid else [])
 
 
 def cross_of(r):

@@ -76,6 +76,12 @@ def test_chan_cocktail_md_measured_beside_published():
                   {"cocktail-pace": 3.5, "cocktail-decay": 3.5})
     md = "".join(restart.chan_cocktail_md(rows))
     assert "| measured | 4 of 8 | 2 of 4 |" in md, md
+    assert "6.2.1" not in md
+    rows += _rows({"cocktail-auto": 1.0}, {"cocktail-auto": 1.0})
+    md = "".join(restart.chan_cocktail_md(rows))
+    assert "| measured | 4 of 8 | 2 of 4 |" in md, md
+    assert "| measured, cocktail-auto in Cocktail's place (his 6.2.1 RTT " \
+        "hybrid) | 8 of 8 | 4 of 4 | 0.50 | 0.50 | 0.50 |" in md, md
     # no cocktail-chan rows: no section
     assert restart.chan_cocktail_md(_rows({"cocktail-ssr": 1.0},
                                           {"cocktail-ssr": 1.0})) == []
