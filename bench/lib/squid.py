@@ -140,6 +140,29 @@ class Squid:
                                                 self.log()))
             time.sleep(0.3)
 
+    def wait_peer_up(self, timeout=60):
+        """A child: wait until its parent is usable. Squid configures a
+        peer's addresses a moment after it starts accepting (even for an
+        IP literal) and until then refuses to forward (502) when it may
+        not go direct."""
+        end = time.monotonic() + timeout
+        while True:
+            text = self.manager("server_list")
+            if re.search(r"^Status\s*:\s*Up", text, re.M) and \
+                    re.search(r"^Address\[0\]\s*:", text, re.M):
+                return self
+            if time.monotonic() > end:
+                raise TimeoutError("squid (%s): parent not up in %ss: %s"
+                                   % (self.role, timeout, text[-500:]))
+            time.sleep(0.5)
+
+    def save_logs(self, dest):
+        """Copy cache.log to DEST (a file path)."""
+        p = self.dir / "cache.log"
+        if p.exists():
+            Path(dest).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(p, dest)
+
     def log(self):
         p = self.dir / "cache.log"
         return p.read_text(errors="replace")[-2000:] if p.exists() else ""

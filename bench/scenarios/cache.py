@@ -207,7 +207,7 @@ def _pass(ctx, topo, v, rep, n_urls):
                             persistent, parent=topo.server_addr,
                             parent_port=CACHE_PORT, icp_port=ICP_PORT,
                             icp=icp)
-        child.start(topo)
+        child.start(topo).wait_peer_up()
         c0 = policies.counters(pol)
         s0, k0 = _snmp_tcp(topo.server), _snmp_tcp(topo.client)
         t0 = time.monotonic()
@@ -225,6 +225,11 @@ def _pass(ctx, topo, v, rep, n_urls):
         restarts = {k: c1[k] - c0.get(k, 0) for k in c1
                     if isinstance(c1[k], int) and c1[k] != c0.get(k, 0)}
         done = [s for _, s, _, e in got if e is None]
+        if len(done) < len(got):
+            # the caches' own account of what failed, kept with the results
+            for sq in (child, parent):
+                sq.save_logs(ctx.outdir / "squid-logs" / (
+                    "%s-pass%d-%s.log" % (label, rep, sq.role)))
         ctx.log("%-40s pass %d: %d/%d ok, median %.3f s, total %.1f s, "
                 "%d retrans, %d connections to the parent, ICP %s sent, avg RTT "
                 "%s ms" % (label, rep, len(done), len(got),
@@ -368,8 +373,9 @@ def report(ctx, rows):
               "tail: the others. A pass's total is its elapsed time; "
               "retransmissions are both namespaces' TcpRetransSegs over "
               "the pass (the harm: no cross traffic here). ICP: the "
-              "child's queries per request and squid's average ICP round "
-              "trip.\n\n" % TRUNC_S)
+              "child's queries per request and squid's running average of "
+              "its ICP round trips (its own clock; the link's RTT is %d ms)."
+              "\n\n" % (TRUNC_S, RTT_MS))
     md.append("| | requests | median (s) | median bin | truncated mean (s) "
               "| share | tail mean (s) | tail | pass total (s), median "
               "(min-max) | retransmissions per pass | ICP per request | "
@@ -479,7 +485,8 @@ def _verdicts(summ, passes, pub):
     nn = {k[1]: v[0] for k, v in passes.items()
           if k[0] == "nonpersistent-icp-linux-default"}
     reps = sorted(set(pp) & set(nn))
-    if p and n and reps:
+    if p and n and reps and p["median"] is not None and \
+            n["median"] is not None:
         longer = [r for r in reps if pp[r] > nn[r]]
         out.append("- **Total elapsed time misleads under loss.** "
                    "Published: the persistent set's total was longer than "
@@ -499,7 +506,8 @@ def _verdicts(summ, passes, pub):
                        else "Not seen here: totals and medians agree in "
                        "every pass"))
     c = summ.get("persistent-icp-cocktail-default")
-    if p and c and p["median"] and c["median"]:
+    if p and c and p["median"] and c["median"] and p["trunc_mean"] and \
+            c["trunc_mean"]:
         pr = [v[1] for k, v in passes.items()
               if k[0] == "persistent-icp-linux-default"]
         cr = [v[1] for k, v in passes.items()
