@@ -87,7 +87,7 @@ class Nginx:
                 raise RuntimeError("nginx exited %s: %s %s" % (
                     self.proc.p.returncode, "".join(self.proc.out),
                     self.errors()))
-            t = proc.NsThread(self.ns, _try_connect, self.addr, self.port)
+            t = proc.NsThread(self.ns, accepts, self.addr, self.port)
             t.start()
             if t.join_result(30):
                 return self
@@ -108,7 +108,8 @@ class Nginx:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def _try_connect(addr, port):
+def accepts(addr, port):
+    """Whether ADDR:PORT accepts a TCP connection (within 2 s)."""
     try:
         socket.create_connection((addr, port), timeout=2).close()
         return True

@@ -27,6 +27,8 @@ from pathlib import Path
 
 from cocktail_lab import proc
 
+from . import nginx
+
 BINARY = "/usr/sbin/squid"
 USER = "proxy"           # Debian's squid user: the cache drops root for it
 
@@ -131,7 +133,7 @@ class Squid:
                 raise RuntimeError("squid (%s) exited %s: %s %s" % (
                     self.role, self.proc.p.returncode,
                     "".join(self.proc.out)[-2000:], self.log()))
-            if proc.in_ns(self.ns, _try_connect, self.addr, self.port):
+            if proc.in_ns(self.ns, nginx.accepts, self.addr, self.port):
                 return self
             if time.monotonic() > end:
                 raise TimeoutError("squid (%s) did not accept on %s:%d in "
@@ -191,14 +193,6 @@ def peer_stats(server_list):
     return {"pings_sent": num("PINGS SENT"),
             "pings_acked": num("PINGS ACKED"),
             "icp_rtt_ms": num("AVG RTT")}
-
-
-def _try_connect(addr, port):
-    try:
-        socket.create_connection((addr, port), timeout=2).close()
-        return True
-    except OSError:
-        return False
 
 
 def _get_text(addr, port, path, timeout):
