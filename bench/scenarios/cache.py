@@ -176,19 +176,6 @@ def run(ctx):
     return rows
 
 
-def _snmp_tcp(ns):
-    """The Tcp counters of namespace NS (/proc/net/snmp)."""
-    def read():
-        with open("/proc/thread-self/net/snmp") as f:
-            lines = f.read().splitlines()
-        for names, values in zip(lines[::2], lines[1::2]):
-            if names.startswith("Tcp:"):
-                return dict(zip(names.split()[1:],
-                                map(int, values.split()[1:])))
-        raise RuntimeError("no Tcp line in /proc/net/snmp")
-    return proc.in_ns(ns, read)
-
-
 def _pass(ctx, topo, v, rep, n_urls):
     """One pass of the URL list through freshly started caches: a row per
     request (or one error row)."""
@@ -209,12 +196,12 @@ def _pass(ctx, topo, v, rep, n_urls):
                             icp=icp)
         child.start(topo).wait_peer_up()
         c0 = policies.counters(pol)
-        s0, k0 = _snmp_tcp(topo.server), _snmp_tcp(topo.client)
+        s0, k0 = proc.tcp_snmp(topo.server), proc.tcp_snmp(topo.client)
         t0 = time.monotonic()
         got = proc.in_ns(topo.client, _fetch_all, n_urls,
                          timeout=n_urls * (REQUEST_TIMEOUT + 5))
         elapsed = time.monotonic() - t0
-        s1, k1 = _snmp_tcp(topo.server), _snmp_tcp(topo.client)
+        s1, k1 = proc.tcp_snmp(topo.server), proc.tcp_snmp(topo.client)
         retrans = s1["RetransSegs"] - s0["RetransSegs"] + \
             k1["RetransSegs"] - k0["RetransSegs"]
         # the client namespace's connects: the client's own, one per
@@ -326,13 +313,18 @@ def _published():
 
 
 def _passes(rows):
-    """{(variant, rep): (pass seconds, retransmissions)}."""
+    """{variant: {rep: a row of the pass}}: its pass_* and icp_* columns
+    (every request row of a pass repeats them)."""
     out = {}
     for r in rows:
         if r.get("pass_s") not in (None, ""):
-            out[(r["variant"], r["rep"])] = (float(r["pass_s"]),
-                                             int(r["pass_retrans"] or 0))
+            out.setdefault(r["variant"], {}).setdefault(r["rep"], r)
     return out
+
+
+def _col(ps, col, cast=float):
+    """Column COL of the pass rows PS, as numbers (empty ones 0)."""
+    return [cast(p[col] or 0) for p in ps]
 
 
 def report(ctx, rows):
@@ -394,13 +386,9 @@ def report(ctx, rows):
         s = summary(times[x])
         summ[x] = s
         mine = [r for r in good if r["variant"] == x]
-        ps = [passes[k] for k in passes if k[0] == x]
-        icp_q = sum(int(r["icp_sent"] or 0) for r in rows
-                    if r["variant"] == x and r.get("req") in (0, "0"))
-        icp_rtt = [int(r["icp_rtt_ms"]) for r in rows
-                   if r["variant"] == x and r.get("req") in (0, "0")
-                   and r.get("icp_rtt_ms") not in (None, "")
-                   and int(r["icp_rtt_ms"])]
+        ps = list(passes.get(x, {}).values())
+        icp_q = sum(_col(ps, "icp_sent", int))
+        icp_rtt = [v for v in _col(ps, "icp_rtt_ms", int) if v]
         lo, hi = median_bin(times[x]) if times[x] else (0, 0)
         md.append("| %s | %d | %s | %s | %s | %s | %s | %d | %s | %s | %s "
                   "| %s |\n" % (
@@ -408,8 +396,8 @@ def report(ctx, rows):
                       _bin_label(lo, hi), table.fmt(s["trunc_mean"]),
                       "%.0f%%" % s["trunc_pct"] if s["n"] else "",
                       table.fmt(s["tail_mean"]), s["tail_n"],
-                      _range([a for a, _ in ps]),
-                      _range([b for _, b in ps], 0),
+                      _range(_col(ps, "pass_s")),
+                      _range(_col(ps, "pass_retrans", int), 0),
                       "%.2f" % (icp_q / len(mine)) if mine else "",
                       table.fmt(stats.median(icp_rtt)) if icp_rtt else ""))
     md += _verdicts(summ, passes, pub)
@@ -480,10 +468,10 @@ def _verdicts(summ, passes, pub):
                           on["trunc_mean"], off["trunc_mean"], d, _rtts(d),
                           "Confirmed" if ok else "Not confirmed: %.2f RTT"
                           % _rtts(d)))
-    pp = {k[1]: v[0] for k, v in passes.items()
-          if k[0] == "persistent-icp-linux-default"}
-    nn = {k[1]: v[0] for k, v in passes.items()
-          if k[0] == "nonpersistent-icp-linux-default"}
+    pp, nn = ({rep: float(r["pass_s"]) for rep, r in
+               passes.get(v, {}).items()}
+              for v in ("persistent-icp-linux-default",
+                        "nonpersistent-icp-linux-default"))
     reps = sorted(set(pp) & set(nn))
     if p and n and reps and p["median"] is not None and \
             n["median"] is not None:
@@ -508,10 +496,9 @@ def _verdicts(summ, passes, pub):
     c = summ.get("persistent-icp-cocktail-default")
     if p and c and p["median"] and c["median"] and p["trunc_mean"] and \
             c["trunc_mean"]:
-        pr = [v[1] for k, v in passes.items()
-              if k[0] == "persistent-icp-linux-default"]
-        cr = [v[1] for k, v in passes.items()
-              if k[0] == "persistent-icp-cocktail-default"]
+        pr, cr = (_col(passes.get(v, {}).values(), "pass_retrans", int)
+                  for v in ("persistent-icp-linux-default",
+                            "persistent-icp-cocktail-default"))
         out.append("- **The module on both caches** (persistent, ICP on): "
                    "median %.3f s against Linux default's %.3f s (%.2fx), "
                    "truncated mean %.3f s against %.3f s (%.2fx); "

@@ -131,15 +131,27 @@ OFO_DROPS = ("TCPOFODrop", "OfoPruned", "TCPRcvQDrop", "PruneCalled",
              "RcvPruned", "TCPZeroWindowDrop", "TCPBacklogDrop")
 
 
-def tcp_ext(ns):
-    """The TcpExt counters (/proc/net/netstat) of namespace ns."""
+def _net_counters(ns, name, prefix):
+    """The counters of /proc/net/NAME's PREFIX line pair (a line of
+    names, a line of values) in namespace ns."""
     with in_netns(ns):
-        with open("/proc/thread-self/net/netstat") as f:
+        with open("/proc/thread-self/net/%s" % name) as f:
             lines = f.read().splitlines()
     for names, values in zip(lines[::2], lines[1::2]):
-        if names.startswith("TcpExt:"):
+        if names.startswith(prefix + ":"):
             return dict(zip(names.split()[1:], map(int, values.split()[1:])))
-    raise RuntimeError("no TcpExt line in /proc/net/netstat")
+    raise RuntimeError("no %s line in /proc/net/%s" % (prefix, name))
+
+
+def tcp_ext(ns):
+    """The TcpExt counters (/proc/net/netstat) of namespace ns."""
+    return _net_counters(ns, "netstat", "TcpExt")
+
+
+def tcp_snmp(ns):
+    """The Tcp counters (/proc/net/snmp: RetransSegs, ActiveOpens, ...)
+    of namespace ns."""
+    return _net_counters(ns, "snmp", "Tcp")
 
 
 def ofo_drops(before, after):
