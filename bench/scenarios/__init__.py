@@ -32,6 +32,8 @@ SCENARIOS = {
     "cache": "the Waikato study: a client through a child and a parent "
              "Squid across a long lossy link, persistent or not, ICP on "
              "or off",
+    "parallel": "six connections with IW10 against one pipelined "
+                "connection: the burst, its drops and the page time",
 }
 # `make bench` / `make bench-quick`: the grids (demo has its own target,
 # pacerate is a study of one parameter)

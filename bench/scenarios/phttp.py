@@ -14,6 +14,26 @@ inside each response and the client ACK that ended each (`capture-LINK.txt`
 lists the segments), with a sequence plot of the unfixed server (like the
 paper's figures 1 and 3).
 
+Socket buffers: the paper's second general problem, a send buffer
+smaller than the path's bandwidth-delay product, with its own example (1
+Mbit/s at 90 ms: "12KB or larger", against a common default of 4 KB), on
+the link `wan1m`: the "both fixes" server (headers with the body, Nagle
+off) writing 4 KB pieces as Apache did, with SO_SNDBUF 4, 12 and 16 KB
+and with Linux's autotuning; and the same server writing each response
+at once, autotuned and with 4 KB.  Each page is timed against the ideal
+(per document one RTT plus its frames at the link's rate), the most
+bytes in flight are read from a capture of one retrieval, and the
+server's retransmissions counted over the cell (RetransSegs of its
+namespace).  The paper's sizes are bytes of data; Linux doubles
+SO_SNDBUF to leave room for its own bookkeeping (socket(7)) and counts
+that against the buffer, so each server asks for half the paper's size
+(4 KB: 2,048 bytes, which the kernel raises to its minimum of 4,608),
+and the kernel's value is reported beside it.  Linux checks the buffer
+before it queues a new packet buffer, not byte by byte: one write goes
+into one buffer of up to half the peer's window whatever SO_SNDBUF says,
+so only a server writing in pieces is held to it; the one-write pair
+shows that.
+
 Servers: the bench's own for the variants the paper describes (an
 HTTP/1.x-shaped responder: a 198-byte header block, 226 bytes as
 Apache's for the 4 KB writers; Content-Length, Connection: keep-alive),
@@ -33,7 +53,7 @@ import time
 from bench.lib import nginx, plot, policies, published, stats, table
 from cocktail_lab import proc, traffic
 from cocktail_lab.capture import (ACK, FIN, PSH, RST, SYN, Capture,
-                                   data_segments, read_pcap)
+                                   data_segments, max_in_flight, read_pcap)
 from cocktail_lab.topo import Topo
 
 DOCS = [6651, 3883, 1866]
@@ -43,7 +63,41 @@ NGINX_PORT = 8080
 # thread fetches them in a row)
 RESUME_KEY = ("link", "variant")
 LINKS = {"lan": dict(rtt=0, rate="10mbit"), "wan90": dict(rtt=90,
-                                                           rate="10mbit")}
+                                                           rate="10mbit"),
+         "wan1m": dict(rtt=90, rate="1mbit")}
+# the paper's socket-buffer example path: 1 Mbit/s at 90 ms, a BDP of
+# 11,250 bytes ("12KB or larger")
+SNDBUF_LINK = "wan1m"
+SNDBUF_RATE_BPS = 1e6
+SNDBUF_RTT_S = 0.090
+# the socket-buffer link's servers, all "both fixes" (headers with the
+# body, Nagle off): (name, send buffer in bytes of data (the paper's
+# common default, its recommendation for the example path, its suggested
+# default; 0: autotuned), the autotuned server of the same writes it is
+# compared with (None: it is one))
+SNDBUF_SERVERS = [
+    ("phttp-4k-nodelay", 0, None),
+    ("phttp-4k-sndbuf-4k", 4096, "phttp-4k-nodelay"),
+    ("phttp-4k-sndbuf-12k", 12288, "phttp-4k-nodelay"),
+    ("phttp-4k-sndbuf-16k", 16384, "phttp-4k-nodelay"),
+    ("phttp-together-nodelay", 0, None),
+    ("phttp-sndbuf-4k", 4096, "phttp-together-nodelay"),
+]
+SNDBUF = {n: b for n, b, _ in SNDBUF_SERVERS if b}
+SNDBUF_REF = {n: r for n, _, r in SNDBUF_SERVERS}
+# the servers only the socket-buffer link runs
+SNDBUF_ONLY = [n for n, _, _ in SNDBUF_SERVERS
+               if n != "phttp-together-nodelay"]
+
+
+def sndbuf_asked(size):
+    """SO_SNDBUF for a buffer of SIZE bytes in the paper's sense: half,
+    since Linux doubles the value and counts its overhead in it."""
+    return size // 2
+# a frame's bytes beyond its payload on the shaped link: Ethernet 14, IPv4
+# 20, TCP 20 + 12 of timestamps
+FRAME_OVERHEAD = 66
+MSS = 1448
 # (name, persistent, headers separate, nagle, policy, module params)
 VARIANTS = [
     ("http1.0", False, False, True, "linux-default", None),
@@ -62,12 +116,15 @@ VARIANTS = [
     ("nginx-keepalive", True, None, None, "linux-default", None),
     ("nginx-keepalive", True, None, None, "cocktail-auto", None),
     ("nginx-http1.0", False, None, None, "linux-default", None),
-]
+] + [(name, True, False, False, "linux-default", None)
+     for name in SNDBUF_ONLY]
 # servers that write a response in pieces of this many bytes, as Apache
 # 1.1 flushed its 4 KB output buffer (the paper's odd/short-final-segment
 # problem needs a short write behind unacknowledged data); the others
 # write the body (or headers and body) in one call
-CHUNKED = {"phttp-4k-split-nagle": 4096, "phttp-4k-together": 4096}
+CHUNKED = {"phttp-4k-split-nagle": 4096, "phttp-4k-together": 4096,
+           "phttp-4k-nodelay": 4096, "phttp-4k-sndbuf-4k": 4096,
+           "phttp-4k-sndbuf-12k": 4096, "phttp-4k-sndbuf-16k": 4096}
 # those servers' header block: 226 bytes, Apache's in the paper's figure 2
 # trace (segment 1:227); with 4 KB writes it leaves the 3,883-byte
 # document a final write of 13 bytes, the paper's figure 4 (10772:10785)
@@ -85,12 +142,35 @@ TABLE1 = [
 # the linux-default variants whose one retrieval is captured and analysed
 CAPTURED = ("http1.0", "phttp-split-nagle", "phttp-together",
             "phttp-split-nodelay", "phttp-together-nodelay",
-            "phttp-4k-split-nagle", "phttp-4k-together")
+            "phttp-4k-split-nagle", "phttp-4k-together") + \
+    tuple(SNDBUF_ONLY)
 # a gap between two data segments of one response longer than this is a
 # wait (the server's own pace between back-to-back segments is far below)
 WAIT_S = 0.005
-FULL = dict(links=["lan", "wan90"], n=100)
-QUICK = dict(links=["lan"], n=10)
+FULL = dict(links=["lan", "wan90", SNDBUF_LINK], n=100)
+QUICK = dict(links=["lan", SNDBUF_LINK], n=10)
+
+
+def on_link(link, variant):
+    """Whether VARIANT runs on LINK: the socket-buffer link holds its
+    servers (under Linux's defaults), the others every variant but the
+    ones only it runs."""
+    if link == SNDBUF_LINK:
+        return variant[0] in SNDBUF_REF and variant[4] == "linux-default"
+    return variant[0] not in SNDBUF_ONLY
+
+
+def sndbuf_ideal_s():
+    """The page's ideal time on the socket-buffer link: per document one
+    round trip (its request out, its first byte back) plus its frames
+    (header and body in MSS-sized segments) at the link's rate."""
+    t = 0.0
+    for n in DOCS:
+        body = len(header(n)) + n
+        frames = -(-body // MSS)
+        t += SNDBUF_RTT_S + (body + frames * FRAME_OVERHEAD) * 8 / \
+            SNDBUF_RATE_BPS
+    return t
 
 
 def header(n, size=None):
@@ -179,11 +259,13 @@ def run(ctx):
         else:
             ctx.extra["nginx"] = {"version": nginx.version(),
                                   "config": nginx.CONF.strip()}
+    links = [ln for ln in g["links"]
+             if "link" not in ctx.only or ln in ctx.only["link"]]
     rows = []
-    ctx.grid(len(g["links"]) * len(variants))
-    for link in g["links"]:
-        todo = [v for v in variants
-                if not ctx.skip(link=link, variant=_label(v))]
+    ctx.grid(sum(on_link(ln, v) for ln in links for v in variants))
+    for link in links:
+        todo = [v for v in variants if on_link(link, v) and
+                not ctx.skip(link=link, variant=_label(v))]
         if not todo:
             continue
         topo = Topo(limit=1000, **LINKS[link])
@@ -224,6 +306,9 @@ def _variant(ctx, topo, lst, link, variant):
     pol = policies.BY_NAME[pname]
     label = _label(variant)
     base = {"link": link, "variant": label, "server": name, "policy": pname}
+    sndbuf = sndbuf_asked(SNDBUF.get(name, 0))
+    if link == SNDBUF_LINK:
+        base.update(sndbuf=sndbuf, sndbuf_kernel=_kernel_sndbuf(sndbuf))
     is_nginx = name.startswith("nginx")
     stop = threading.Event()
     srv = None
@@ -241,7 +326,7 @@ def _variant(ctx, topo, lst, link, variant):
             srv = threading.Thread(target=traffic.serve, args=(
                 lst, pol.cc, _handler(pers, split, CHUNKED.get(name),
                                       APACHE_HEADER if name in CHUNKED
-                                      else None), stop, nagle),
+                                      else None), stop, nagle, sndbuf),
                 daemon=True)
             srv.start()
         port = NGINX_PORT if is_nginx else PORT
@@ -256,10 +341,14 @@ def _variant(ctx, topo, lst, link, variant):
                 t.join_result(120)
             if name == "phttp-split-nagle":
                 _seqplot(ctx, pcap, topo.server_addr, link)
+        r0 = proc.tcp_snmp(topo.server)["RetransSegs"]
         t = proc.NsThread(topo.client, _retrieve, topo.server_addr, pers,
                           ctx.reps, port)
         t.start()
         times = t.join_result(120 + 10 * ctx.reps)
+        # the server's retransmissions over the cell's timed retrievals
+        # (its namespace holds only this server's connections)
+        base["cell_retrans"] = proc.tcp_snmp(topo.server)["RetransSegs"] - r0
         ctx.log("%s %-40s mean %.1f ms" % (link, label,
                                            stats.mean(times) * 1000))
         return [dict(base, params=applied, rep=i, ms=round(s * 1000, 3))
@@ -271,6 +360,94 @@ def _variant(ctx, topo, lst, link, variant):
         stop.set()
         if srv is not None:
             srv.join(5)
+
+
+def _kernel_sndbuf(asked):
+    """The send buffer the kernel gives a socket asked for ASKED bytes
+    (SO_SNDBUF read back); 0 when nothing is asked (autotuned)."""
+    if not asked:
+        return 0
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, asked)
+        return s.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
+
+
+def _sndbuf_md(rows, outdir):
+    """Markdown: the socket-buffer cells against the autotuned server of
+    the same writes and the ideal, with the most bytes in flight from
+    each cell's capture, and the verdict on the paper's claim."""
+    cells = {}
+    for r in rows:
+        if r["link"] == SNDBUF_LINK and r.get("ms") is not None:
+            cells.setdefault(r["server"], []).append(r)
+    if not cells:
+        return []
+    ideal = sndbuf_ideal_s() * 1000
+    means = {n: stats.mean([float(r["ms"]) for r in rs])
+             for n, rs in cells.items()}
+    md = ["\n## Socket buffers (%s: 1 Mbit/s, 90 ms; the paper: 4 KB "
+          "too small, 12 KB or larger for this path)\n\nThe \"both "
+          "fixes\" server writing 4 KB pieces (Apache's) or each response "
+          "at once, with a fixed send buffer or autotuned. Mean ms per "
+          "page; against the autotuned server of the same writes; ideal "
+          "%.0f ms (per document one RTT plus its frames at 1 Mbit/s); "
+          "most bytes in flight from the capture of one retrieval; "
+          "retransmissions of the server over the cell. The BDP is "
+          "11,250 bytes.\n\n"
+          "| server | writes | SO_SNDBUF asked | kernel's (doubled) | n | "
+          "mean ms | vs autotuned | vs ideal | most in flight (B) | "
+          "retrans |\n|---|---|---|---|---|---|---|---|---|---|\n" % (
+              SNDBUF_LINK, ideal)]
+    for name, _, ref in SNDBUF_SERVERS:
+        rs = cells.get(name)
+        if not rs:
+            continue
+        ms = means[name]
+        pcap = outdir / ("capture-%s-%s.pcap" % (SNDBUF_LINK, name))
+        fl = "not captured"
+        if pcap.exists():
+            pk = read_pcap(str(pcap))
+            srv = [p.src for p in pk if p.sport == PORT]
+            if srv:
+                fl = "%d" % max_in_flight(pk, srv[0], PORT)
+        asked = int(rs[0].get("sndbuf") or 0)
+        md.append("| %s | %s | %s | %s | %d | %s | %s | %.2f | %s | %s |\n"
+                  % (name, "4 KB" if name in CHUNKED else "one",
+                     asked or "autotuned",
+                     rs[0].get("sndbuf_kernel") if asked else "autotuned",
+                     len(rs), table.fmt(ms),
+                     "%.2f" % (ms / means[ref]) if ref in means else
+                     "reference" if ref is None else "n/a",
+                     ms / ideal, fl, rs[0].get("cell_retrans", "n/a")))
+    verdict = sndbuf_verdict(means)
+    if verdict:
+        md.append("\nVerdict: %s\n" % verdict)
+    return md
+
+
+def sndbuf_verdict(means):
+    """The paper's claim against MEANS ({server: mean ms}), for the server
+    writing 4 KB pieces: confirmed when its 4 KB buffer is over 10%
+    slower than autotuning and 12 and 16 KB are within 5% of it;
+    otherwise refuted, with the ratios; and, when measured, what a 4 KB
+    buffer does to the server writing each response at once. None
+    without the 4 KB writer's four cells."""
+    four = [n for n, _, _ in SNDBUF_SERVERS[:4]]
+    if any(n not in means for n in four):
+        return None
+    r = {n: means[n] / means[SNDBUF_REF[n] or n] for n in means
+         if n in SNDBUF_REF and (SNDBUF_REF[n] or n) in means}
+    ok = r["phttp-4k-sndbuf-4k"] > 1.10 and \
+        r["phttp-4k-sndbuf-12k"] <= 1.05 and r["phttp-4k-sndbuf-16k"] <= 1.05
+    out = "%s for a server writing 4 KB pieces: a 4 KB buffer %.2fx the " \
+        "autotuned server's time, 12 KB %.2fx, 16 KB %.2fx (confirmed " \
+        "means 4 KB over 1.10x, 12 and 16 KB within 1.05x)" % (
+            "confirmed" if ok else "refuted", r["phttp-4k-sndbuf-4k"],
+            r["phttp-4k-sndbuf-12k"], r["phttp-4k-sndbuf-16k"])
+    if "phttp-sndbuf-4k" in r:
+        out += "; writing each response at once, a 4 KB buffer %.2fx" % \
+            r["phttp-sndbuf-4k"]
+    return out + "."
 
 
 def listing(pkts, port):
@@ -386,7 +563,7 @@ def _table1_md(groups):
     stand for it, per link (GROUPS: {link: {variant: [ms]}})."""
     pub = {p["server"]: p for p in published.load(
         "heidemann1997_table1.csv")}
-    links = list(groups)
+    links = [ln for ln in groups if ln != SNDBUF_LINK]
     md = ["\n## The paper's table 1 against the variants\n\nThe "
           "paper's rows (SunOS 4.1.3, Apache 1.1b4, LAN) beside the "
           "variants that stand for them: the bench's server writing a "
@@ -434,7 +611,9 @@ def report(ctx, rows):
     rows = [r for r in rows if r.get("variant")]
     md = ["# phttp: retrieval time of three documents (Heidemann 1997, "
           "table 1)\n\n",
-          "Measured inside the test VM, 10 Mbit/s; the paper's variants "
+          "Measured inside the test VM, 10 Mbit/s (`lan`: under 1 ms, "
+          "`wan90`: 90 ms; `wan1m`, the socket-buffer section's path: 1 "
+          "Mbit/s, 90 ms); the paper's variants "
           "with the bench's own HTTP-shaped server, `nginx-*` rows with "
           "Debian's nginx (keep-alive, sendfile on, tcp_nodelay on) as the "
           "modern reference. "
@@ -474,6 +653,7 @@ def report(ctx, rows):
         md += ["- %s %s: %s\n" % (r["link"], r["variant"], r["error"])
                for r in errs]
     md += _table1_md(groups)
+    md += _sndbuf_md(rows, ctx.outdir)
     md += _waits_md(ctx.outdir)
     (ctx.outdir / "table.md").write_text("".join(md))
     for link, g in groups.items():

@@ -441,6 +441,32 @@ def retransmissions(pkts, sender, sport=None):
     return sum(1 for _ in _retransmitted(pkts, sender, sport))
 
 
+def max_in_flight(pkts, sender, sport=None):
+    """The most bytes SENDER had sent and not yet seen acknowledged at
+    once, per connection, as the capture shows them: the highest data
+    sequence end sent minus the highest ACK from the peer before it.
+    The capture must see both directions on the sender's side of the
+    shaping (where ACKs appear when the sender gets them). A
+    connection's first ACK for data counts from its first data segment
+    (before it, nothing was acknowledged). Returns the largest over the
+    connections, 0 without data."""
+    high, acked, most = {}, {}, 0
+    for p in sorted(pkts, key=lambda q: q.ts):
+        if p.src == sender and p.plen > 0:
+            if sport is not None and p.sport != sport:
+                continue
+            key = (p.sport, p.dst, p.dport)
+            if key not in high or seq_after(p.end, high[key]):
+                high[key] = p.end
+            acked.setdefault(key, p.seq)
+            most = max(most, (high[key] - acked[key]) & 0xFFFFFFFF)
+        elif p.dst == sender and p.flags & ACK:
+            key = (p.dport, p.src, p.sport)
+            if key in acked and seq_after(p.ack, acked[key]):
+                acked[key] = p.ack
+    return most
+
+
 def loss_episodes(pkts, sender, gap, sport=None):
     """Retransmissions from sender grouped into loss episodes: a
     retransmission more than GAP seconds after the previous one starts a

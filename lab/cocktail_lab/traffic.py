@@ -893,10 +893,12 @@ class Bulk:
             s.close()
 
 
-def serve(lst, cc, handler, stop, nagle=False):
+def serve(lst, cc, handler, stop, nagle=False, sndbuf=0):
     """Accept connections on LISTENER until STOP is set; each gets
-    congestion control CC and Nagle on/off, then HANDLER(conn) runs and
-    the connection is closed.  Errors of one connection end only it."""
+    congestion control CC, Nagle on/off and, with SNDBUF (bytes), that
+    SO_SNDBUF (the kernel doubles it and no longer autotunes), then
+    HANDLER(conn) runs and the connection is closed.  Errors of one
+    connection end only it."""
     lst.sock.settimeout(0.5)
     while not stop.is_set():
         try:
@@ -909,6 +911,8 @@ def serve(lst, cc, handler, stop, nagle=False):
             tcpinfo.set_congestion(c, cc)
             c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY,
                          0 if nagle else 1)
+            if sndbuf:
+                c.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, sndbuf)
             c.settimeout(30)
             handler(c)
         except (OSError, ValueError, IndexError):

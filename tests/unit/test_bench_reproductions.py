@@ -1,6 +1,8 @@
 """Host tests of the computations that set the bench's measurements beside
 the published ones: restart's RED / drop-tail ratio (against Chan's
 tables), phttp's table 1 pairing and its waits read from a capture."""
+import pytest
+
 from bench.lib import published
 from bench.scenarios import phttp, restart
 from cocktail_lab.capture import ACK, PSH, SYN, Pkt
@@ -188,3 +190,46 @@ def test_listing_is_relative_to_each_side_syn():
                                    "ack", "51"]
     assert text[6].split()[2:] == ["client>", "40000", ".", "51:51(0)",
                                    "ack", "231"]
+
+
+def test_sndbuf_link_holds_the_fixed_buffers_and_their_reference():
+    on = {phttp._label(v) for v in phttp.VARIANTS
+          if phttp.on_link(phttp.SNDBUF_LINK, v)}
+    assert on == {n + " linux-default" for n, _, _ in phttp.SNDBUF_SERVERS}
+    for link in ("lan", "wan90"):
+        names = {v[0] for v in phttp.VARIANTS if phttp.on_link(link, v)}
+        assert not names & set(phttp.SNDBUF_ONLY)
+        assert "phttp-together-nodelay" in names
+    # every server is "both fixes" (together, Nagle off); the 4 KB
+    # writers compare with the autotuned 4 KB writer, the one-write
+    # server with the autotuned one-write server
+    for v in phttp.VARIANTS:
+        if v[0] in phttp.SNDBUF_REF:
+            assert v[1:4] == (True, False, False)
+    for n, size, ref in phttp.SNDBUF_SERVERS:
+        assert (ref is None) == (size == 0)
+        assert ref is None or (n in phttp.CHUNKED) == (ref in phttp.CHUNKED)
+    assert phttp.sndbuf_asked(4096) == 2048
+    # the path is the paper's example: its BDP just under 12 KB
+    assert 11000 < phttp.SNDBUF_RATE_BPS / 8 * phttp.SNDBUF_RTT_S < 12288
+
+
+def test_sndbuf_ideal_and_verdict():
+    # three documents with 198-byte headers: 5 + 3 + 2 frames of 66 B
+    # overhead, three round trips of 90 ms, all at 1 Mbit/s
+    body = sum(phttp.DOCS) + 3 * 198
+    want = 3 * 0.09 + (body + 10 * 66) * 8 / 1e6
+    assert phttp.sndbuf_ideal_s() == pytest.approx(want)
+    m = {"phttp-4k-nodelay": 400.0, "phttp-4k-sndbuf-4k": 600.0,
+         "phttp-4k-sndbuf-12k": 410.0, "phttp-4k-sndbuf-16k": 400.0}
+    v = phttp.sndbuf_verdict(m)
+    assert v.startswith("confirmed for a server writing 4 KB pieces: a "
+                        "4 KB buffer 1.50x") and "12 KB 1.02x" in v
+    assert "at once" not in v
+    v = phttp.sndbuf_verdict(dict(m, **{"phttp-4k-sndbuf-4k": 420.0,
+                                        "phttp-together-nodelay": 500.0,
+                                        "phttp-sndbuf-4k": 505.0}))
+    assert v.startswith("refuted for a server writing 4 KB pieces: a 4 KB "
+                        "buffer 1.05x")
+    assert v.endswith("writing each response at once, a 4 KB buffer 1.01x.")
+    assert phttp.sndbuf_verdict({"phttp-4k-nodelay": 400.0}) is None

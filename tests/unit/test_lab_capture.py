@@ -185,6 +185,26 @@ def test_loss_episodes():
     assert cap.retransmissions(pk, S) == 4
 
 
+def test_max_in_flight():
+    """Sent minus acknowledged, at its largest, per connection: an ACK
+    opens room, a retransmission adds nothing, another connection and
+    the peer's own data are apart."""
+    base = 1000
+    pk = [seg(0.00, S, base), seg(0.01, S, base + 1000),
+          seg(0.02, S, base + 2000),                 # 3000 out
+          ack(0.10, base + 2000),                    # 1000 out
+          seg(0.11, S, base + 3000), seg(0.12, S, base + 4000),
+          seg(0.13, S, base + 5000),                 # 4000 out
+          seg(0.14, S, base + 3000),                 # retransmission
+          ack(0.20, base + 6000),
+          seg(0.30, S, 9000, sport=1, dport=40001),  # another: 1000
+          seg(0.40, C, 1, plen=5000)]
+    assert cap.max_in_flight(pk, S) == 4000
+    assert cap.max_in_flight(pk, S, sport=1) == 1000
+    assert cap.max_in_flight(pk, C) == 5000
+    assert cap.max_in_flight([], S) == 0
+
+
 def test_spacing_helpers():
     segs = [seg(t, S, 0) for t in (0.0, 0.001, 0.004, 0.005, 0.008)]
     assert cap.gaps(segs) == pytest.approx([0.001, 0.003, 0.001, 0.003])
