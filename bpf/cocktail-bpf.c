@@ -114,6 +114,7 @@ static const struct param params[] = {
 	  "0 off, 1 RFC 2861, 2 RFC 7661" },
 	{ "nvp_s", P_UINT, OFF(nvp_s), 1, CP_NVP_MAX_S, NULL, 0, "1..3600" },
 	{ "pace_iw", P_UINT, OFF(pace_iw), 0, 1, NULL, 0, "0 or 1" },
+	{ "pace_burst", P_UINT, OFF(pace_burst), 0, 1, NULL, 0, "0 or 1" },
 	{ "ssthresh_est", P_UINT, OFF(ssthresh_est), 0, 1, NULL, 0, "0 or 1" },
 	{ "check_rtt_pct", P_UINT, OFF(check_rtt_pct), 101, 1000, NULL, 0,
 	  "101..1000" },

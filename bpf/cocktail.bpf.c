@@ -91,6 +91,7 @@ __u32 pace_rate = CP_RATE_MAX;
 __u32 cwv = CP_CWV_2861;
 __u32 nvp_s = CP_NVP_SECONDS;
 __u32 pace_iw SEC(".data") = 0;
+__u32 pace_burst SEC(".data") = 0;
 __u32 ssthresh_est = 1;
 __u32 check_rtt_pct = 125;
 __u32 check_rate_pct = 75;
@@ -533,6 +534,14 @@ void BPF_PROG(cocktail_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 	ck_cwnd_event(sk, ev);
 }
 
+/* The kernel's tcp_min_tso_segs, read through the socket's namespace. */
+SEC("struct_ops/cocktail_min_tso_segs")
+__u32 BPF_PROG(cocktail_min_tso_segs, struct sock *sk)
+{
+	return ck_min_tso_segs(sk, sk->__sk_common.skc_net.net->ipv4
+				   .sysctl_tcp_min_tso_segs);
+}
+
 SEC(".struct_ops")
 struct tcp_congestion_ops cocktail_bpf = {
 	.init		= (void *)cocktail_init,
@@ -543,5 +552,6 @@ struct tcp_congestion_ops cocktail_bpf = {
 	.pkts_acked	= (void *)cocktail_pkts_acked,
 	.cwnd_event	= (void *)cocktail_cwnd_event,
 	.in_ack_event	= (void *)cocktail_in_ack_event,
+	.min_tso_segs	= (void *)cocktail_min_tso_segs,
 	.name		= COCKTAIL_BPF_NAME,
 };

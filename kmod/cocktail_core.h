@@ -544,6 +544,36 @@ CK_FN void ck_idle_restart(struct sock *sk)
 }
 
 /*
+ * .min_tso_segs: tcp_write_xmit() asks once per call, before its first
+ * transmit, for the fewest segments a TSO packet may carry; @dflt is the
+ * kernel's tcp_min_tso_segs.  When that first transmit is a restart after
+ * idle (nothing in flight, data sent before, idle longer than the RTO)
+ * that will be paced, pace_burst lets its packet carry the restart
+ * window (cp_pace_burst_segs()); ck_tx_start() then paces the rest.  The
+ * policy is resolved here as ck_restart_apply() will resolve it a moment
+ * later, from the same srtt and min RTT.
+ */
+CK_FN u32 ck_min_tso_segs(struct sock *sk, u32 dflt)
+{
+	const struct cocktail *ca = shell_ca(sk);
+	const struct tcp_sock *tp = shell_tp(sk);
+	enum cp_policy pol;
+	u32 idle;
+
+	if (!shell_param(pace_burst) || tp->packets_out || !tp->data_segs_out)
+		return dflt;
+	idle = cp_elapsed(shell_jiffies(), tp->lsndtime);
+	if (!cp_idle_exceeds_rto(idle, shell_rto(sk)))
+		return dflt;
+	pol = cp_resolve_policy((enum cp_policy)shell_param(restart),
+				shell_srtt_us(tp), shell_min_rtt_us(tp),
+				shell_param(auto_rtt_us), shell_param(queue_pct));
+	return cp_pace_burst_segs(true, pol, shell_iw_now(sk),
+				  ca->snap_valid ? ca->snap_cwnd :
+				  shell_cwnd(tp), dflt);
+}
+
+/*
  * CA_EVENT_TX_START: first transmit with nothing in flight.  With packets
  * still outstanding it is a retransmission after an RTO, not a restart.
  */

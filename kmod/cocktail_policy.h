@@ -291,6 +291,26 @@ static inline enum cp_policy cp_resolve_policy(enum cp_policy policy,
 }
 
 /*
+ * Segments the first TSO packet of a restart flight may carry, as the
+ * fewest a TSO packet may hold (.min_tso_segs), when the restart about
+ * to happen resolved to @pol: with @burst on and a paced flight, the
+ * restart window min(@iw, @cwnd) (RFC 5681: what a slow-start restart
+ * sends at once, @cwnd the window before the idle period), so that a
+ * response of up to IW segments leaves as a slow-start restart would
+ * send it and pacing spaces only what follows; else, or when that is
+ * smaller, @dflt (the kernel's tcp_min_tso_segs).
+ */
+static inline u32 cp_pace_burst_segs(bool burst, enum cp_policy pol, u32 iw,
+				     u32 cwnd, u32 dflt)
+{
+	u32 segs = iw < cwnd ? iw : cwnd;
+
+	if (!burst || pol != CP_PACE)
+		return dflt;
+	return segs > dflt ? segs : dflt;
+}
+
+/*
  * Rate in bytes per second of @segs segments of @mss bytes delivered in
  * @interval_us, at most @cap.  0 when any input is 0 (no sample).
  * segs * mss fits 48 bits; multiplying that by 10^6 could overflow, so the

@@ -212,6 +212,18 @@
  * (tcp_update_skb_after_send(): data_segs_out >= 10; sch_fq's
  * initial_quantum is its twin), which matters only for pace_iw.
  *
+ * pace_burst=1 starts a paced restart flight with the restart window:
+ * the module's .min_tso_segs, which tcp_write_xmit() asks once before
+ * its first transmit, answers min(IW, cwnd) when that transmit is a
+ * restart that will be paced, so the flight's first TSO packet carries
+ * what a slow-start restart would send at once (RFC 5681's restart
+ * window), and pacing, which starts at CA_EVENT_TX_START inside that
+ * transmit, spaces what follows.  A response of up to IW segments then
+ * leaves as fast as after a slow-start restart instead of spread over
+ * IW / cwnd of a round trip.  The packet's wait is the kernel's: half of
+ * its length at the flight's rate (tcp_update_skb_after_send() gives
+ * the idle time as credit).
+ *
  * pace_iw=1 paces the initial window at IW * mss / srtt (srtt from the
  * handshake) and ends like a restart flight.  Because of the
  * first-10-segments rule it only spaces segments 11..IW: with iw <= 10 it
@@ -316,8 +328,8 @@
  *
  * Parameters are read once per decision, so a change applies to the next
  * connection (iw, pace_iw, ssthresh_est, growth), the next restart (restart,
- * auto_rtt_us, queue_pct, pace_rate) or the next ACK (cwv, nvp_s,
- * check_rtt_pct, check_rate_pct).
+ * auto_rtt_us, queue_pct, pace_rate, pace_burst) or the next ACK (cwv,
+ * nvp_s, check_rtt_pct, check_rate_pct).
  */
 #define pr_fmt(fmt) "tcp_cocktail: " fmt
 
@@ -385,6 +397,12 @@ static unsigned int cocktail_cwv_mode __read_mostly = CP_CWV_2861;
 static unsigned int cocktail_nvp_s __read_mostly = CP_NVP_SECONDS;
 /* Off: with iw <= 10 internal pacing leaves the initial window unpaced. */
 static unsigned int cocktail_pace_iw __read_mostly;
+/*
+ * Off: a paced flight is spaced from its first segment and queues
+ * nothing at the bottleneck; on trades a restart window's burst for the
+ * time of a response of up to IW segments (the bench compares both).
+ */
+static unsigned int cocktail_pace_burst __read_mostly;
 /*
  * restart=measure: an RTT 25% above the path's minimum is a queue of a
  * quarter of the path's RTT, more than the pacing quantum and a delayed
@@ -568,6 +586,9 @@ static const struct kernel_param_ops cocktail_bool_ops = {
 
 module_param_cb(pace_iw, &cocktail_bool_ops, &cocktail_pace_iw, 0644);
 MODULE_PARM_DESC(pace_iw, "1: pace the initial window over the handshake RTT (segments 11 on only, see source) (default 0)");
+
+module_param_cb(pace_burst, &cocktail_bool_ops, &cocktail_pace_burst, 0644);
+MODULE_PARM_DESC(pace_burst, "1: a paced restart sends the restart window min(IW, cwnd) at once and paces what follows, 0: paced from its first segment (default 0)");
 
 module_param_cb(ssthresh_est, &cocktail_bool_ops, &cocktail_ssthresh_est, 0644);
 MODULE_PARM_DESC(ssthresh_est, "1: initial ssthresh from the spacing of the first ACKs (Hoe's estimate of the path's BDP), 0: the kernel's (default 1)");
@@ -779,6 +800,7 @@ static bool cocktail_app_limited_decay_ok(const struct sock *sk)
 #define COCKTAIL_PARAM_cwv		cocktail_cwv_mode
 #define COCKTAIL_PARAM_nvp_s		cocktail_nvp_s
 #define COCKTAIL_PARAM_pace_iw		cocktail_pace_iw
+#define COCKTAIL_PARAM_pace_burst	cocktail_pace_burst
 #define COCKTAIL_PARAM_ssthresh_est	cocktail_ssthresh_est
 #define COCKTAIL_PARAM_check_rtt_pct	cocktail_check_rtt_pct
 #define COCKTAIL_PARAM_check_rate_pct	cocktail_check_rate_pct
@@ -883,6 +905,11 @@ static void cocktail_release(struct sock *sk)
 	cocktail_pace_stop(sk, CC_PACE_ENDED_OTHER, CPE_RELEASE);
 }
 
+static u32 cocktail_min_tso_segs(struct sock *sk)
+{
+	return ck_min_tso_segs(sk, READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_min_tso_segs));
+}
+
 static struct tcp_congestion_ops cocktail __read_mostly = {
 	.init		= cocktail_init,
 	.release	= cocktail_release,
@@ -892,6 +919,7 @@ static struct tcp_congestion_ops cocktail __read_mostly = {
 	.pkts_acked	= ck_pkts_acked,
 	.cwnd_event	= ck_cwnd_event,
 	.in_ack_event	= ck_in_ack_event,
+	.min_tso_segs	= cocktail_min_tso_segs,
 	.owner		= THIS_MODULE,
 	.name		= "cocktail",
 };

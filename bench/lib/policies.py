@@ -95,8 +95,15 @@ CHAN = [Policy("cocktail-chan", "cocktail", 1,
                "Chan's Cocktail: cocktail restart=ssr iw=2 ssthresh_est=1 "
                "cwv=1", {"restart": "ssr", "iw": 2, "ssthresh_est": 1,
                          "cwv": 1, "growth": "reno"})]
+# a paced restart that starts with the restart window min(IW, cwnd) at
+# once (pace_burst=1), beside the same restart paced from its first
+# segment: run when asked for with --only policy=cocktail-auto-burst,...
+BURST = [Policy("cocktail-%s-burst" % r, "cocktail", 1,
+                "cocktail restart=%s pace_burst=1" % r,
+                {"restart": r, "cwv": 1, "pace_burst": 1})
+         for r in ("auto", "pace")]
 KNOWN = ALL + CWV_VARIANTS + QUEUE + MEASURE + DEMO_CWV0 + GROWTH + BPF + \
-    CHAN
+    CHAN + BURST
 BY_NAME = {p.name: p for p in KNOWN}
 # the paced restart at each pace_rate, cwv=0 and 1 (pacerate): applied
 # only by writing the module's parameters, the demo's way, since
@@ -259,11 +266,12 @@ def profile_text(policy, extra_params=None):
 
 
 STATE = REPO / "build" / "bench" / "tune"
-# parameters only some policies name (growth, Chan's iw=2, ssthresh_est):
-# a policy that does not name one runs with it reset, so a setting does
-# not carry over from the policy before; growth to reno (every restart
-# policy is compared under NewReno growth), the others to their defaults
-CARRIED = ("growth", "iw", "ssthresh_est")
+# parameters only some policies name (growth, Chan's iw=2, ssthresh_est,
+# pace_burst): a policy that does not name one runs with it reset, so a
+# setting does not carry over from the policy before; growth to reno
+# (every restart policy is compared under NewReno growth), the others to
+# their defaults
+CARRIED = ("growth", "iw", "ssthresh_est", "pace_burst")
 
 
 def carried():

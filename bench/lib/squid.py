@@ -60,7 +60,7 @@ never_direct allow all
 cache deny all
 server_persistent_connections {persistent}
 client_persistent_connections off
-"""
+{rcvbuf}"""
 
 PARENT = COMMON + """\
 http_port {addr}:{port}
@@ -95,9 +95,11 @@ def version():
 
 class Squid:
     """One cache in namespace NS, listening on ADDR:PORT. ROLE is "child"
-    (with parent=ADDR, parent_port, icp_port, icp=True/False) or "parent"
-    (with icp_port); persistent=True/False for the connections between
-    the caches."""
+    (with parent=ADDR, parent_port, icp_port, icp=True/False, and
+    optionally rcvbuf=BYTES: squid's tcp_recv_bufsize, the SO_RCVBUF of
+    the sockets it opens, so of its connections to the parent) or
+    "parent" (with icp_port); persistent=True/False for the connections
+    between the caches."""
 
     def __init__(self, ns, role, addr, port, persistent, **kw):
         self.ns, self.role, self.addr, self.port = ns, role, addr, port
@@ -111,6 +113,8 @@ class Squid:
                                 icp_port=kw["icp_port"],
                                 own_icp=kw["icp_port"] if kw["icp"] else 0,
                                 query="" if kw["icp"] else "no-query",
+                                rcvbuf="tcp_recv_bufsize %d bytes\n" %
+                                kw["rcvbuf"] if kw.get("rcvbuf") else "",
                                 **args)
         elif role == "parent":
             text = PARENT.format(addr=addr, icp_port=kw["icp_port"], **args)

@@ -49,16 +49,23 @@ start, so their sockets take its congestion control):
   the same two with ICP off (no-query: the study's single parent mode)
   the same two with ICP on under cocktail-default (the module as
   installed)
+  persistent, ICP on, linux-default, with the child's receive buffer of
+  the study's window (8,760 bytes advertised to the parent: "-win8760")
 Passes interleaved: each repetition runs every variant once, in a
 Williams order (bench/lib/order.py).  Per pass: each request's time from
 the client's connect to the last byte, the retransmissions of both
 namespaces (TcpRetransSegs: the harm), the child's ICP counters and
-squid's average ICP round trip (cache manager `server_list`).
+squid's average ICP round trip (cache manager `server_list`), and from a
+capture of the pass on the link the largest window the child advertised
+to the parent.  The study's window finding is read from the objects of
+16 KB and more: their transfer's share of the link (bytes over the time
+after the ICP and request round trips, at the link's rate).
 
 Options (bench/run cache ...):
   --quick                 12 URLs, 1 pass, persistent and non-persistent
-                          with ICP under linux-default (default: 93 URLs,
-                          5 passes, every variant; --reps N passes)
+                          with ICP under linux-default and the window
+                          variant (default: 93 URLs, 5 passes, every
+                          variant; --reps N passes)
   --only variant=persistent-icp-linux-default,...   a subset of the
                           variants
 """
@@ -71,7 +78,8 @@ import time
 from bench.lib import nginx, order, plot, policies, published, squid, \
     stats, table
 from cocktail_lab import proc
-from cocktail_lab.topo import Topo
+from cocktail_lab.capture import Capture, advertised_window, read_pcap
+from cocktail_lab.topo import REPO, Topo
 
 RTT_MS = 278
 RATE = "1168kbit"
@@ -95,16 +103,29 @@ TRUNC_S = 5.0
 RESUME_KEY = ("variant", "rep")
 
 
-def _variant(persistent, icp, pol):
-    return "%s-%s-%s" % ("persistent" if persistent else "nonpersistent",
-                         "icp" if icp else "noicp", pol)
+def _variant(persistent, icp, pol, rcvbuf=0):
+    return "%s-%s-%s%s" % ("persistent" if persistent else "nonpersistent",
+                           "icp" if icp else "noicp", pol,
+                           "-win%d" % rcvbuf if rcvbuf else "")
 
+
+# the study's child cache advertised 8,760 bytes (six 1,460-byte segments)
+# to its parent, a quarter of the link's 36,500-byte pipe: its window
+# variant asks squid for that receive buffer on its connections to the
+# parent (tcp_recv_bufsize; Linux doubles it and, with
+# tcp_adv_win_scale=1, advertises half of that: 8,760 bytes)
+STUDY_WINDOW = 8760
+# objects at least this large need more than one such window, so their
+# transfer shows the window's limit
+WINDOW_OBJECT = 16384
 
 VARIANTS = [(p, i, pol) for pol, icps in (("linux-default", (True, False)),
                                            ("cocktail-default", (True,)))
-            for i in icps for p in (True, False)]
+            for i in icps for p in (True, False)] + \
+    [(True, True, "linux-default", STUDY_WINDOW)]
 QUICK_VARIANTS = [(True, True, "linux-default"),
-                  (False, True, "linux-default")]
+                  (False, True, "linux-default"),
+                  (True, True, "linux-default", STUDY_WINDOW)]
 
 
 def sizes(n=N_URLS, seed=1997):
@@ -179,7 +200,8 @@ def run(ctx):
 def _pass(ctx, topo, v, rep, n_urls):
     """One pass of the URL list through freshly started caches: a row per
     request (or one error row)."""
-    persistent, icp, pname = v
+    persistent, icp, pname = v[:3]
+    rcvbuf = v[3] if len(v) > 3 else 0
     label = _variant(*v)
     pol = policies.BY_NAME[pname]
     base = {"variant": label, "persistent": int(persistent),
@@ -193,14 +215,19 @@ def _pass(ctx, topo, v, rep, n_urls):
         child = squid.Squid(topo.client, "child", "127.0.0.1", CACHE_PORT,
                             persistent, parent=topo.server_addr,
                             parent_port=CACHE_PORT, icp_port=ICP_PORT,
-                            icp=icp)
+                            icp=icp, rcvbuf=rcvbuf)
         child.start(topo).wait_peer_up()
         c0 = policies.counters(pol)
         s0, k0 = proc.tcp_snmp(topo.server), proc.tcp_snmp(topo.client)
-        t0 = time.monotonic()
-        got = proc.in_ns(topo.client, _fetch_all, n_urls,
-                         timeout=n_urls * (REQUEST_TIMEOUT + 5))
-        elapsed = time.monotonic() - t0
+        pcap = REPO / "build" / "bench" / "cache-pass.pcap"
+        with Capture(topo.capture_ns, topo.capture_dev, pcap,
+                     "tcp port %d" % CACHE_PORT, timeout=60):
+            t0 = time.monotonic()
+            got = proc.in_ns(topo.client, _fetch_all, n_urls,
+                             timeout=n_urls * (REQUEST_TIMEOUT + 5))
+            elapsed = time.monotonic() - t0
+        child_win = advertised_window(read_pcap(str(pcap), want_opts=True),
+                                      topo.client_addr, CACHE_PORT)
         s1, k1 = proc.tcp_snmp(topo.server), proc.tcp_snmp(topo.client)
         retrans = s1["RetransSegs"] - s0["RetransSegs"] + \
             k1["RetransSegs"] - k0["RetransSegs"]
@@ -224,6 +251,7 @@ def _pass(ctx, topo, v, rep, n_urls):
                            elapsed, retrans, parent_conns,
                            peer["pings_sent"], peer["icp_rtt_ms"]))
         pass_cols = dict(base, params=applied, pass_s=round(elapsed, 3),
+                         rcvbuf=rcvbuf, child_max_win=child_win,
                          pass_retrans=retrans, parent_conns=parent_conns,
                          icp_sent=peer["pings_sent"],
                          icp_acked=peer["pings_acked"],
@@ -401,6 +429,7 @@ def report(ctx, rows):
                       "%.2f" % (icp_q / len(mine)) if mine else "",
                       table.fmt(stats.median(icp_rtt)) if icp_rtt else ""))
     md += _verdicts(summ, passes, pub)
+    md += _window_md(good, passes)
     if errors:
         md.append("\n## Failed requests\n\n")
         for r in errors[:50]:
@@ -410,6 +439,69 @@ def report(ctx, rows):
     print("".join(md))
     if times:
         _plot(ctx.outdir / "cache.png", times, pub)
+
+
+def utilisation(r):
+    """The share of the link a request's transfer used: its body bytes
+    over its time less the round trips before the first byte (the ICP
+    poll when on, the request), at the link's rate; None when that time
+    is not positive."""
+    rtt = RTT_MS / 1000.0
+    t = float(r["seconds"]) - rtt * (1 + int(r["icp"]))
+    if t <= 0:
+        return None
+    return int(r["bytes"]) * 8 / t / 1.168e6
+
+
+def window_verdict(util, util_ref):
+    """The study's "about 1/3 of the pipe is utilized" with its child's
+    window, against the medians measured with that window (UTIL) and
+    without (UTIL_REF): confirmed when the window's is between 0.2 and
+    0.45 and the unclamped child's is 1.5 times it or more."""
+    ok = 0.2 <= util <= 0.45 and util_ref >= 1.5 * util
+    return "%s: %.2f of the link with the study's window, %.2f without " \
+        "(%.1fx)" % ("Confirmed" if ok else "Not confirmed", util,
+                     util_ref, util_ref / util if util else float("inf"))
+
+
+def _window_md(good, passes):
+    """Markdown: the child's window, on the wire and in the large
+    objects' share of the link, with and without the study's 8,760
+    bytes."""
+    ref = _variant(True, True, "linux-default")
+    win = _variant(True, True, "linux-default", STUDY_WINDOW)
+    out = []
+    util = {}
+    for x in (ref, win):
+        big = [r for r in good if r["variant"] == x and
+               int(r.get("bytes") or 0) >= WINDOW_OBJECT]
+        us = [u for u in map(utilisation, big) if u is not None]
+        if not us:
+            continue
+        ps = list(passes.get(x, {}).values())
+        wins = [int(p.get("child_max_win") or 0) for p in ps]
+        util[x] = stats.median(us)
+        out.append("| %s | %s | %d | %s | %.2f (%.2f-%.2f) |\n" % (
+            x, _range(wins, 0), len(big),
+            table.fmt(stats.median([float(r["seconds"]) for r in big])),
+            util[x], min(us), max(us)))
+    if not out:
+        return []
+    md = ["\n## The child's window (the study: 8,760 bytes advertised, "
+          "\"about 1/3 of the pipe is utilized\")\n\n"
+          "Largest window the child advertised to the parent per pass "
+          "(capture; median, min-max over passes); the objects of %d "
+          "bytes and more: their requests, median time, and the share of "
+          "the link their transfer used (body bytes over the time after "
+          "the ICP and request round trips, at %s; median, min-max). The "
+          "link's pipe: %d bytes.\n\n| variant | child's window (B) | "
+          "requests | median s | link share |\n|---|---|---|---|---|\n"
+          % (WINDOW_OBJECT, RATE, int(1.168e6 / 8 * RTT_MS / 1000))] + out
+    if ref in util and win in util:
+        md.append("\n- **The child's window was too small for the link.** "
+                  "%s. Loss is the same for both (1%% each way).\n"
+                  % window_verdict(util[win], util[ref]))
+    return md
 
 
 def _range(vals, digits=1):

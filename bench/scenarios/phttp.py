@@ -564,6 +564,8 @@ def _table1_md(groups):
     pub = {p["server"]: p for p in published.load(
         "heidemann1997_table1.csv")}
     links = [ln for ln in groups if ln != SNDBUF_LINK]
+    if not links:
+        return []
     md = ["\n## The paper's table 1 against the variants\n\nThe "
           "paper's rows (SunOS 4.1.3, Apache 1.1b4, LAN) beside the "
           "variants that stand for them: the bench's server writing a "

@@ -467,6 +467,30 @@ def max_in_flight(pkts, sender, sport=None):
     return most
 
 
+def advertised_window(pkts, src, dport=None):
+    """The largest receive window SRC advertised (bytes), per connection
+    scaled by the shift its SYN announced when the peer's SYN announced
+    one too (RFC 7323); SYNs themselves are never scaled.  The packets
+    must carry their options (read_pcap(want_opts=True)); with DPORT,
+    only SRC's segments to that port.  0 without any."""
+    shift, peer_ws, most = {}, set(), 0
+    for p in sorted(pkts, key=lambda q: q.ts):
+        if p.flags & SYN:
+            ws = [o[1][0] for o in (p.opts or ()) if o[0] == 3 and o[1]]
+            if p.src == src:
+                shift[(p.sport, p.dst, p.dport)] = min(ws[0], 14) \
+                    if ws else None
+            elif ws:
+                peer_ws.add((p.dport, p.src, p.sport))
+            continue
+        if p.src != src or (dport is not None and p.dport != dport):
+            continue
+        key = (p.sport, p.dst, p.dport)
+        sh = shift.get(key) if key in peer_ws else None
+        most = max(most, p.win << (sh or 0))
+    return most
+
+
 def loss_episodes(pkts, sender, gap, sport=None):
     """Retransmissions from sender grouped into loss episodes: a
     retransmission more than GAP seconds after the previous one starts a

@@ -57,6 +57,7 @@ MODULE_PARAMS = {
         "pace_rate": v_choice("delivery", "window", "max"),
         "cwv": v_choice("0", "1", "2"),
         "pace_iw": v_bool,
+        "pace_burst": v_bool,
         "ssthresh_est": v_bool,
         "growth": v_choice("reno", "cubic"),
         "check_rtt_pct": v_range(101, 1000),

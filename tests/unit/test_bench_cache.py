@@ -134,3 +134,49 @@ def test_peer_stats():
                                       "icp_rtt_ms": 281}
     assert squid.peer_stats("") == {"pings_sent": None, "pings_acked": None,
                                     "icp_rtt_ms": None}
+
+
+def test_window_section_and_verdict(tmp_path):
+    """The objects of 16 KB and more give each variant's link share; the
+    study's window at a quarter of the unclamped share is confirmed."""
+    rtt = cache.RTT_MS / 1000
+    rate = 1.168e6 / 8
+
+    def rows(variant, share, win):
+        out = []
+        for i, n in enumerate((2000, 20000, 40000)):
+            t = 2 * rtt + n / rate / share
+            out.append(dict(variant=variant, rep=0, req=i, seconds=t,
+                            bytes=n, icp=1, error="", pass_s=10,
+                            child_max_win=win))
+        return out
+    ref = rows("persistent-icp-linux-default", 0.8, 60000)
+    win = rows("persistent-icp-linux-default-win8760", 0.25, 8760)
+    assert cache.utilisation(win[1]) == pytest.approx(0.25)
+    md = "".join(cache._window_md(ref + win, cache._passes(ref + win)))
+    assert "| persistent-icp-linux-default-win8760 | 8760 (8760-8760) | 2 |" \
+        in md
+    assert "| persistent-icp-linux-default | 60000 (60000-60000) | 2 |" in md
+    assert "Confirmed: 0.25 of the link with the study's window, 0.80 " \
+        "without (3.2x)" in md
+    assert cache.window_verdict(0.6, 0.7).startswith("Not confirmed")
+    assert cache.window_verdict(0.3, 0.4).startswith("Not confirmed")
+    # no large object measured: no section
+    assert cache._window_md(ref[:1], cache._passes(ref[:1])) == []
+
+
+def test_child_config_sets_the_receive_buffer_only_when_asked(tmp_path):
+    kw = dict(parent="198.18.1.1", parent_port=3128, icp_port=3130,
+              icp=True)
+    plain = squid.Squid("ns", "child", "127.0.0.1", 3128, True, **kw)
+    small = squid.Squid("ns", "child", "127.0.0.1", 3128, True,
+                        rcvbuf=8760, **kw)
+    try:
+        assert "tcp_recv_bufsize" not in plain.conf.read_text()
+        assert "\ntcp_recv_bufsize 8760 bytes\n" in small.conf.read_text()
+    finally:
+        for s in (plain, small):
+            s.stop(None)
+    # the variant's name says it
+    assert cache._variant(True, True, "linux-default", 8760) == \
+        "persistent-icp-linux-default-win8760"

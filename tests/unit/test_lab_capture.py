@@ -205,6 +205,27 @@ def test_max_in_flight():
     assert cap.max_in_flight([], S) == 0
 
 
+def test_advertised_window():
+    """Scaled by the SYN's shift when both SYNs carry one; unscaled when
+    only one side does; SYNs and other senders are apart."""
+    def syn(ts, src, ws, **kw):
+        p = seg(ts, src, 0, plen=0, flags=SYN | (ACK if src == S else 0),
+                **kw)
+        p.opts = [(2, b"\x05\xb4")] + ([(3, bytes([ws]))]
+                                          if ws is not None else [])
+        return p
+    pk = [syn(0.0, C, 2), syn(0.01, S, 7), ack(0.02, 1)]
+    pk[-1].win = 5000
+    pk[0].win = 64240
+    assert cap.advertised_window(pk, C) == 20000
+    assert cap.advertised_window(pk, C, dport=1) == 0
+    # the server never announced a shift: the client's windows are bytes
+    pk2 = [syn(0.0, C, 2), syn(0.01, S, None), ack(0.02, 1)]
+    pk2[-1].win = 5000
+    assert cap.advertised_window(pk2, C) == 5000
+    assert cap.advertised_window([], C) == 0
+
+
 def test_spacing_helpers():
     segs = [seg(t, S, 0) for t in (0.0, 0.001, 0.004, 0.005, 0.008)]
     assert cap.gaps(segs) == pytest.approx([0.001, 0.003, 0.001, 0.003])

@@ -201,6 +201,22 @@ static void test_auto(void)
 	}
 }
 
+static void test_pace_burst(void)
+{
+	/* a paced restart: its first packet holds min(IW, cwnd) */
+	CHECK_EQ(cp_pace_burst_segs(true, CP_PACE, 10, 93, 2), 10);
+	CHECK_EQ(cp_pace_burst_segs(true, CP_PACE, 10, 6, 2), 6);
+	CHECK_EQ(cp_pace_burst_segs(true, CP_PACE, 64, 200, 2), 64);
+	/* never fewer than the kernel's own minimum */
+	CHECK_EQ(cp_pace_burst_segs(true, CP_PACE, 10, 1, 2), 2);
+	CHECK_EQ(cp_pace_burst_segs(true, CP_PACE, 1, 10, 3), 3);
+	/* off, or a flight that is not paced: the kernel's minimum */
+	CHECK_EQ(cp_pace_burst_segs(false, CP_PACE, 10, 93, 2), 2);
+	for (int p = CP_SSR; p <= CP_MEASURE; p++)
+		if (p != CP_PACE)
+			CHECK_EQ(cp_pace_burst_segs(true, p, 10, 93, 2), 2);
+}
+
 static void test_queue(void)
 {
 	const u32 max = 0xffffffffu;
@@ -592,6 +608,7 @@ int main(void)
 	test_restart();
 	test_auto();
 	test_queue();
+	test_pace_burst();
 	test_rate();
 	test_maxwin();
 	test_cwv();

@@ -27,8 +27,8 @@ from conftest import KMOD, insmod, rmmod, sh
 MOD = "tcp_cocktail"
 # every parameter, in both builds
 PARAMS = ("iw", "restart", "auto_rtt_us", "queue_pct", "growth",
-          "pace_rate", "cwv", "pace_iw", "ssthresh_est", "check_rtt_pct",
-          "check_rate_pct", "nvp_s")
+          "pace_rate", "cwv", "pace_iw", "pace_burst", "ssthresh_est",
+          "check_rtt_pct", "check_rate_pct", "nvp_s")
 
 
 def _allow(ca):

@@ -60,9 +60,10 @@ CASES = {
     # six IW10 connections against one pipelined, 20-packet queue
     "parallel": ("variant=linux-6x,variant=linux-1x-pipelined",
                  ["seconds", "retrans", "drops", "burst", "credit"]),
-    # persistent and non-persistent with ICP, 12 URLs
+    # persistent and non-persistent with ICP, and persistent with the
+    # study's window, 12 URLs
     "cache": ("", ["seconds", "pass_s", "pass_retrans", "parent_conns",
-                   "icp_sent", "icp_rtt_ms"]),
+                   "icp_sent", "icp_rtt_ms", "child_max_win"]),
 }
 # scenarios with outputs of their own shape: a test each below, but the
 # scorecard's (a host scenario: tests/unit/test_bench_scorecard.py)
@@ -273,7 +274,17 @@ def test_cache_hierarchy_as_configured():
     for r in rows:
         by.setdefault(r["variant"], []).append(r)
     assert set(by) == {"persistent-icp-linux-default",
-                       "nonpersistent-icp-linux-default"}, set(by)
+                       "nonpersistent-icp-linux-default",
+                       "persistent-icp-linux-default-win8760"}, set(by)
+    # the study's window on the wire: squid's tcp_recv_bufsize 8760 makes
+    # the child advertise at most that (Linux doubles SO_RCVBUF and
+    # offers half), several segments' worth; without it the child
+    # offers Linux's default, far more
+    small = int(by["persistent-icp-linux-default-win8760"][0][
+        "child_max_win"])
+    assert 4 * 1448 <= small <= 8760, small
+    assert int(by["persistent-icp-linux-default"][0]["child_max_win"]) > \
+        4 * 8760
     for v, rs in by.items():
         n = len(rs)
         r = rs[0]

@@ -41,7 +41,8 @@ def test_bad_parameter_refused(builds):
     b.params(iw=10, restart="auto")
     old = tool("get").stdout
     for bad in ("iw=0", "iw=65", "iw=abc", "restart=fast", "queue_pct=100",
-                "auto_rtt_us=0", "cwv=3", "pace_iw=2", "pace_rate=min",
+                "auto_rtt_us=0", "cwv=3", "pace_iw=2", "pace_burst=2",
+                "pace_rate=min",
                 "growth=bic", "ssthresh_est=2", "check_rtt_pct=100",
                 "check_rate_pct=100", "nosuch=1", "iw"):
         r = tool("set", "restart=pace", bad, check=False)
@@ -106,8 +107,9 @@ def test_parameters_as_the_module(builds):
             b.set(name, v)
             assert b.get(name) == shown, (name, v)
     b.params(iw=10, restart="auto", auto_rtt_us=100000, queue_pct=120,
-             cwv=1, pace_iw=0, pace_rate="max", ssthresh_est=1,
-             check_rtt_pct=125, check_rate_pct=75, growth="reno")
+             cwv=1, pace_iw=0, pace_burst=0, pace_rate="max",
+             ssthresh_est=1, check_rtt_pct=125, check_rate_pct=75,
+             growth="reno")
 
 
 def test_stats_as_the_module(builds):

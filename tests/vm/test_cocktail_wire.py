@@ -79,10 +79,12 @@ def topo(cocktail):
 
 def params(**kw):
     """Set the build's parameters and check they read back; a test that
-    does not name growth or nvp_s runs with their defaults, whatever the
-    test before set."""
+    does not name growth, nvp_s or pace_burst runs with growth=reno,
+    nvp_s=300 and pace_burst=0 (flights paced from their first segment),
+    whatever the test before set."""
     kw.setdefault("growth", "reno")
     kw.setdefault("nvp_s", 300)
+    kw.setdefault("pace_burst", 0)
     B.params(**kw)
 
 
@@ -277,6 +279,35 @@ def test_restart(topo, policy, ssai, growth):
             ref * 1e3, info)
     else:
         check_paced(res, fl, ev, info)
+
+
+@pytest.mark.parametrize("ssai", [0, 1])
+def test_pace_burst(topo, ssai):
+    """pace_burst=1: a paced restart sends the restart window, min(IW,
+    cwnd before the pause) = 10 segments, back to back (every gap under
+    a fifth of the MSS's time at the pre-idle rate seen on the wire), and
+    paces the rest of the flight at that rate (check_paced on segments
+    11 on); with tcp_slow_start_after_idle 0 and 1 alike (with 1 the
+    kernel has cut cwnd to 10 before the module is asked)."""
+    params(iw=10, restart="pace", cwv=0, pace_iw=0, pace_rate="delivery",
+           pace_burst=1)
+    topo.sysctl(topo.server, "net.ipv4.tcp_slow_start_after_idle", ssai)
+    res, fl, ev = case(topo, "pace_burst_ssai%d" % ssai, segments=60,
+                       idle=2.0, **WARM_BULK)
+    info = describe(res, fl, ev)
+    assert res["warm_reached"] and res["before"]["snd_cwnd"] >= 30, info
+    assert ev and ev[-1]["policy"] == "pace", info
+    check_event(res, ev, info)
+    burst = min(10, res["before"]["snd_cwnd"])
+    assert len(fl) >= burst + 30, info
+    ref = ref_gap(res)
+    head = gaps(fl[:burst])
+    assert max(head) < 0.2 * ref, \
+        "first %d segments: gaps %s ms, MSS at the rate %.3f ms; %s" % (
+            burst, [round(g * 1e3, 3) for g in head], ref * 1e3, info)
+    # the segment after the burst waits for pacing: not part of it
+    assert fl[burst].ts - fl[burst - 1].ts >= 0.5 * ref, info
+    check_paced(res, fl[burst:], ev, info)
 
 
 DECAY_TRIES = 3
