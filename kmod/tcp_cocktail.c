@@ -218,7 +218,10 @@
  * restart that will be paced, so the flight's first TSO packet carries
  * what a slow-start restart would send at once (RFC 5681's restart
  * window), and pacing, which starts at CA_EVENT_TX_START inside that
- * transmit, spaces what follows.  A response of up to IW segments then
+ * transmit, spaces what follows (tcp_cwnd_test() gives one packet at
+ * most half of cwnd, so the burst is min(IW, cwnd / 2); a window the
+ * kernel's own restart cut is put back first, as the paced restart keeps
+ * it anyway).  A response of up to IW segments then
  * leaves as fast as after a slow-start restart instead of spread over
  * IW / cwnd of a round trip.  The packet's wait is the kernel's: half of
  * its length at the flight's rate (tcp_update_skb_after_send() gives
