@@ -480,6 +480,8 @@ CK_FN void ck_restart_apply(struct sock *sk, u32 idle)
 	shell_stamp(sk);
 	shell_clear_used(sk);
 	ca->cwv_stamp = shell_jiffies();
+	/* ck_min_tso_segs() sent the first packet as a burst, or did not */
+	ca->burst = pol == CP_PACE && ca->burst;
 	if (pol == CP_PACE)
 		rate = ck_pace_restart(sk, before);
 
@@ -554,17 +556,28 @@ CK_FN void ck_idle_restart(struct sock *sk)
  * later, from the same srtt and min RTT.  tcp_cwnd_test() lets one packet
  * carry at most half of cwnd, so a window the kernel's own restart cut
  * (tcp_slow_start_after_idle=1) goes back to the snapshot now, as the
- * paced restart will keep it anyway.
+ * paced restart will keep it anyway.  A response written in several
+ * writes (headers, then the body) reaches tcp_write_xmit() again while
+ * the flight is out: its first packet gets what is left of the burst.
  */
 CK_FN u32 ck_min_tso_segs(struct sock *sk, u32 dflt)
 {
-	const struct cocktail *ca = shell_ca(sk);
+	struct cocktail *ca = shell_ca(sk);
 	struct tcp_sock *tp = shell_tp(sk);
 	enum cp_policy pol;
 	u32 idle;
 
-	if (!shell_param(pace_burst) || tp->packets_out || !tp->data_segs_out)
+	if (!shell_param(pace_burst) || !tp->data_segs_out)
 		return dflt;
+	if (tp->packets_out) {
+		if (!ca->pacing || !ca->burst)
+			return dflt;
+		return cp_pace_burst_left(cp_min(shell_iw_now(sk),
+						 shell_cwnd(tp)),
+					  (u16)(tp->data_segs_out -
+						ca->pace_start_segs), dflt);
+	}
+	ca->burst = 0;
 	idle = cp_elapsed(shell_jiffies(), tp->lsndtime);
 	if (!cp_idle_exceeds_rto(idle, shell_rto(sk)))
 		return dflt;
@@ -575,6 +588,7 @@ CK_FN u32 ck_min_tso_segs(struct sock *sk, u32 dflt)
 		return dflt;
 	if (ca->snap_valid)
 		shell_set_cwnd(tp, ca->snap_cwnd);
+	ca->burst = 1;
 	return cp_pace_burst_segs(true, pol, shell_iw_now(sk),
 				  shell_cwnd(tp), dflt);
 }

@@ -311,6 +311,19 @@ static inline u32 cp_pace_burst_segs(bool burst, enum cp_policy pol, u32 iw,
 }
 
 /*
+ * What is left of a restart burst of @total segments once @sent of the
+ * flight's segments have left (a response written in several writes
+ * reaches tcp_write_xmit() more than once): the fewest segments the next
+ * TSO packet may carry, at least @dflt.
+ */
+static inline u32 cp_pace_burst_left(u32 total, u32 sent, u32 dflt)
+{
+	if (sent >= total || total - sent < dflt)
+		return dflt;
+	return total - sent;
+}
+
+/*
  * Rate in bytes per second of @segs segments of @mss bytes delivered in
  * @interval_us, at most @cap.  0 when any input is 0 (no sample).
  * segs * mss fits 48 bits; multiplying that by 10^6 could overflow, so the

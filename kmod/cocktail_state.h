@@ -111,7 +111,10 @@ struct cocktail {
 	   train:1,			/* enum cocktail_train */
 	   hoe:1,			/* Hoe's ssthresh estimate pending */
 	   cubic:1,			/* growth=cubic (fixed at .init) */
-	   hystart:1;			/* hs (not cu) is live: HyStart++ */
+	   hystart:1,			/* hs (not cu) is live: HyStart++ */
+	   burst:1;			/* the paced flight starts with the
+					 * restart window (pace_burst)
+					 */
 };
 
 /* The counters, in the order the stats print them. */

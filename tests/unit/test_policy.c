@@ -215,6 +215,14 @@ static void test_pace_burst(void)
 	for (int p = CP_SSR; p <= CP_MEASURE; p++)
 		if (p != CP_PACE)
 			CHECK_EQ(cp_pace_burst_segs(true, p, 10, 93, 2), 2);
+	/* a later write of the flight gets what is left of the burst */
+	CHECK_EQ(cp_pace_burst_left(10, 0, 2), 10);
+	CHECK_EQ(cp_pace_burst_left(10, 1, 2), 9);	/* after the headers */
+	CHECK_EQ(cp_pace_burst_left(10, 8, 2), 2);
+	CHECK_EQ(cp_pace_burst_left(10, 9, 2), 2);	/* never below dflt */
+	CHECK_EQ(cp_pace_burst_left(10, 10, 2), 2);
+	CHECK_EQ(cp_pace_burst_left(10, 65535, 2), 2);
+	CHECK_EQ(cp_pace_burst_left(0, 0, 3), 3);
 }
 
 static void test_queue(void)
