@@ -151,16 +151,21 @@ def test_window_section_and_verdict(tmp_path):
                             child_max_win=win))
         return out
     ref = rows("persistent-icp-linux-default", 0.8, 60000)
-    win = rows("persistent-icp-linux-default-win8760", 0.25, 8760)
-    assert cache.utilisation(win[1]) == pytest.approx(0.25)
+    win = rows("persistent-icp-linux-default-win8760", 0.2, 8760)
+    assert cache.utilisation(win[1]) == pytest.approx(0.2)
     md = "".join(cache._window_md(ref + win, cache._passes(ref + win)))
     assert "| persistent-icp-linux-default-win8760 | 8760 (8760-8760) | 2 |" \
         in md
     assert "| persistent-icp-linux-default | 60000 (60000-60000) | 2 |" in md
-    assert "Confirmed: 0.25 of the link with the study's window, 0.80 " \
-        "without (3.2x)" in md
+    # 8,760 of the link's 40,588 bytes: a ceiling of 0.22 (0.24 with the
+    # measurement's 10%)
+    assert cache.pipe_bytes() == 40588
+    assert "Confirmed: the study's window held its transfers to 0.20 " \
+        "of the link (its ceiling, 8760 / 40588 bytes: 0.22; the study's " \
+        "estimate: about 1/3), 0.80 without it (4.0x)" in md
     assert cache.window_verdict(0.6, 0.7).startswith("Not confirmed")
-    assert cache.window_verdict(0.3, 0.4).startswith("Not confirmed")
+    assert cache.window_verdict(0.2, 0.25).startswith("Not confirmed")
+    assert cache.window_verdict(0.2, 0.31).startswith("Confirmed")
     # no large object measured: no section
     assert cache._window_md(ref[:1], cache._passes(ref[:1])) == []
 
