@@ -4,7 +4,8 @@ an operator would pick instead, per cell of the committed grids.
 Reads bench/results/restart/runs.csv (one grid per profile: chan2m,
 modern50m) and bench/results/keepalive/runs.csv (the bench server's
 cells) -- `--only restart=DIR,keepalive=DIR` reads other result
-directories -- and writes bench/results/scorecard/: table.md (counts per
+directories (`none`: leave that grid out), `--only candidate=POLICY`
+scores a policy of the rows in the default's place -- and writes bench/results/scorecard/: table.md (counts per
 grid and overall, every cell), cells.csv (the numbers behind it) and
 pareto.png (time against harm, a panel per grid).  The arithmetic and
 its definitions: bench/lib/scorecard.py.  Runs on the host (it measures
@@ -67,10 +68,14 @@ class Grid:
 
 
 def load(only=None):
-    """The grids, from the result directories (ONLY may name others)."""
+    """The grids, from the result directories (ONLY may name others, and
+    `candidate`: a policy of the rows to score in the default's place,
+    e.g. a setting proposed as the new default)."""
     only = only or {}
     grids = []
     for src, d in SOURCES.items():
+        if only.get(src) == ["none"]:
+            continue
         d = REPO / (only.get(src) or [d])[0]
         path = d / "runs.csv"
         if not path.exists():
@@ -86,6 +91,13 @@ def load(only=None):
             grids.append(Grid("keepalive", d, [
                 r for r in rows if (r.get("server") or "bench") == "bench"],
                 KEEPALIVE_KEY, "retrans", keepalive_cross))
+    cand = (only.get("candidate") or [None])[0]
+    if cand:
+        for g in grids:
+            if not any(r.get("policy") == cand for r in g.rows):
+                raise SystemExit("scorecard: no rows of candidate %s in %s"
+                                 % (cand, g.source))
+            g.default = cand
     return grids
 
 

@@ -317,3 +317,18 @@ def test_scorecard_scores_the_committed_grids(tmp_path):
     assert "dominated" in md and "\n|" in md
     assert (out / "pareto.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "bench/run scorecard" in (out / "README.md").read_text()
+
+
+def test_candidate_scores_in_the_defaults_place_and_none_leaves_a_grid_out():
+    """--only candidate=POLICY scores that policy of the rows as the
+    default; restart=none reads the keepalive grid alone; a candidate the
+    rows lack is refused in one sentence."""
+    grids = scen.load({"restart": ["none"],
+                       "candidate": ["cocktail-auto"]})
+    assert [g.name for g in grids] == ["keepalive"]
+    assert grids[0].default == "cocktail-auto"
+    assert any("cocktail-auto" in c for c in grids[0].cells().values())
+    with pytest.raises(SystemExit, match="no rows of candidate nope in"):
+        scen.load({"restart": ["none"], "candidate": ["nope"]})
+    assert {g.name for g in scen.load({})} == {"chan2m", "modern50m",
+                                                "keepalive"}
