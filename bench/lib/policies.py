@@ -96,12 +96,13 @@ CHAN = [Policy("cocktail-chan", "cocktail", 1,
                "cwv=1", {"restart": "ssr", "iw": 2, "ssthresh_est": 1,
                          "cwv": 1, "growth": "reno"})]
 # a paced restart that starts with the restart window min(IW, cwnd) at
-# once (pace_burst=1), beside the same restart paced from its first
-# segment: run when asked for with --only policy=cocktail-auto-burst,...
-BURST = [Policy("cocktail-%s-burst" % r, "cocktail", 1,
-                "cocktail restart=%s pace_burst=1" % r,
-                {"restart": r, "cwv": 1, "pace_burst": 1})
-         for r in ("auto", "pace")]
+# once (pace_burst=1, the default) or is paced from its first segment
+# (0): run when asked for with --only policy=cocktail-auto-noburst,...
+BURST = [Policy("cocktail-%s-%s" % (r, name), "cocktail", 1,
+                "cocktail restart=%s pace_burst=%d" % (r, b),
+                {"restart": r, "cwv": 1, "pace_burst": b})
+         for r in ("auto", "pace") for name, b in (("burst", 1),
+                                                   ("noburst", 0))]
 KNOWN = ALL + CWV_VARIANTS + QUEUE + MEASURE + DEMO_CWV0 + GROWTH + BPF + \
     CHAN + BURST
 BY_NAME = {p.name: p for p in KNOWN}

@@ -41,7 +41,7 @@ ALL_PARAMS = ("iw", "restart", "auto_rtt_us", "queue_pct", "cwv", "pace_iw",
               "check_rate_pct", "growth", "nvp_s", "stats")
 DEFAULTS = {"iw": "10", "restart": "auto", "auto_rtt_us": "100000",
             "queue_pct": "120", "cwv": "1", "pace_iw": "0",
-            "pace_burst": "0", "pace_rate": "max", "ssthresh_est": "1",
+            "pace_burst": "1", "pace_rate": "max", "ssthresh_est": "1",
             "check_rtt_pct": "125", "check_rate_pct": "75",
             "growth": "reno", "nvp_s": "300"}
 INVALID = {
@@ -70,7 +70,7 @@ VALID = {
     "queue_pct": [("101", "101"), ("1000", "1000"), ("150", "150")],
     "cwv": [("0", "0"), ("2", "2"), ("1", "1")],
     "pace_iw": [("1", "1"), ("0", "0")],
-    "pace_burst": [("1", "1"), ("0", "0")],
+    "pace_burst": [("0", "0"), ("1", "1")],
     "pace_rate": [(r, r) for r in ("delivery", "window", "max")],
     "ssthresh_est": [("0", "0"), ("1", "1")],
     "check_rtt_pct": [("101", "101"), ("1000", "1000"), ("125", "125")],
@@ -254,7 +254,7 @@ def test_invalid_sysfs_writes_fail_and_keep_old_value(fresh):
     # a non-default old value, so "unchanged" cannot be a reset to default
     olds = {"iw": "rfc3390", "restart": "decay", "auto_rtt_us": "123456",
             "queue_pct": "333", "cwv": "2", "pace_iw": "1",
-            "pace_burst": "1", "pace_rate": "delivery", "ssthresh_est": "0",
+            "pace_burst": "0", "pace_rate": "delivery", "ssthresh_est": "0",
             "check_rtt_pct": "200", "check_rate_pct": "50",
             "growth": "cubic", "nvp_s": "60"}
     assert sorted(olds) == sorted(INVALID)
