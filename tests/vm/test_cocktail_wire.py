@@ -27,6 +27,7 @@ the growth tests at the end check CUBIC's and HyStart++'s own behaviour
 on a two-namespace link (cocktail_lab.topo.Link) whose server can drop
 one chosen segment.
 """
+import contextlib
 import re
 import threading
 import time
@@ -323,6 +324,26 @@ def test_pace_burst(topo, ssai):
     check_paced(res, fl[burst:], ev, info)
 
 
+@contextlib.contextmanager
+def warm_pair(t, port, timeout=300):
+    """A connection from T's client to a listener on PORT in its server
+    namespace, the build's algorithm on the server side, its window grown
+    by a 300-segment transfer: yields (server socket, client socket, MSS,
+    the server's tcp_info once all of it is acknowledged)."""
+    lst = traffic.Listener(t.server, t.server_addr, port)
+    try:
+        srv, cli = traffic.tcp_pair(lst, t.client, B.ca, timeout=timeout)
+        try:
+            mss = tcpinfo.info(srv)["snd_mss"]
+            traffic.send_and_time(srv, cli, 300 * mss, timeout)
+            yield srv, cli, mss, traffic.wait_acked(srv, 60)
+        finally:
+            srv.close()
+            cli.close()
+    finally:
+        lst.close()
+
+
 BURST_PORT = 8231
 
 
@@ -337,30 +358,18 @@ def test_pace_burst_two_writes(cocktail):
     a 300-segment warm-up, 2 s idle, tcp_slow_start_after_idle=1."""
     params(iw=10, restart="pace", cwv=0, pace_iw=0, pace_rate="delivery",
            pace_burst=1)
-    with Topo(rtt=100, rate="10mbit", limit=100) as t:
-        lst = traffic.Listener(t.server, t.server_addr, BURST_PORT)
-        try:
-            srv, cli = traffic.tcp_pair(lst, t.client, B.ca, timeout=120)
-            try:
-                mss = tcpinfo.info(srv)["snd_mss"]
-                traffic.send_and_time(srv, cli, 300 * mss, 120)
-                before = traffic.wait_acked(srv, 60)
-                time.sleep(2.0)
-                pcap = OUT / ("%s_pace_burst_two_writes.pcap" % B.name)
-                with B.events("cocktail_restart") as tr, \
-                        Capture(t.capture_ns, t.capture_dev, pcap,
-                                "tcp port %d" % BURST_PORT) as cap:
-                    t0 = time.time()
-                    srv.sendall(b"h" * 200)
-                    srv.sendall(b"b" * (59 * mss))
-                    traffic.recv_exact(cli, 200 + 59 * mss,
-                                       time.monotonic() + 60)
-                    traffic.wait_acked(srv, 60)
-            finally:
-                srv.close()
-                cli.close()
-        finally:
-            lst.close()
+    with Topo(rtt=100, rate="10mbit", limit=100) as t, \
+            warm_pair(t, BURST_PORT, timeout=120) as (srv, cli, mss, before):
+        time.sleep(2.0)
+        pcap = OUT / ("%s_pace_burst_two_writes.pcap" % B.name)
+        with B.events("cocktail_restart") as tr, \
+                Capture(t.capture_ns, t.capture_dev, pcap,
+                        "tcp port %d" % BURST_PORT) as cap:
+            t0 = time.time()
+            srv.sendall(b"h" * 200)
+            srv.sendall(b"b" * (59 * mss))
+            traffic.recv_exact(cli, 200 + 59 * mss, time.monotonic() + 60)
+            traffic.wait_acked(srv, 60)
     assert cap.dropped == 0, "tcpdump dropped packets"
     ev = restart_events(tr.lines, port=BURST_PORT)
     fl = flight_after(read_pcap(pcap), t.server_addr, t0, sport=BURST_PORT)
@@ -1246,31 +1255,20 @@ def app_limited_run(cwv_port):
     counters around it, and the longest gap between two writes (s)."""
     with Topo(rtt=50, rate="10mbit", limit=200) as t:
         t.sysctl(t.server, "net.ipv4.tcp_slow_start_after_idle", 0)
-        lst = traffic.Listener(t.server, t.server_addr, cwv_port)
-        try:
-            srv, cli = traffic.tcp_pair(lst, t.client, B.ca, timeout=300)
-            try:
-                mss = tcpinfo.info(srv)["snd_mss"]
-                traffic.send_and_time(srv, cli, 300 * mss, 300)
-                before = traffic.wait_acked(srv, 60)
-                c0 = counters()
-                seg = b"a" * mss
-                writes = []
-                end = time.monotonic() + 2.5
-                while time.monotonic() < end:
-                    # one segment always fits the send buffer: a plain
-                    # write, timed where it is made
-                    writes.append(time.monotonic())
-                    srv.sendall(seg)
-                    traffic.recv_exact(cli, mss, time.monotonic() + 60)
-                    time.sleep(0.05)
-                after = traffic.wait_acked(srv, 60)
-                c1 = counters()
-            finally:
-                srv.close()
-                cli.close()
-        finally:
-            lst.close()
+        with warm_pair(t, cwv_port) as (srv, cli, mss, before):
+            c0 = counters()
+            seg = b"a" * mss
+            writes = []
+            end = time.monotonic() + 2.5
+            while time.monotonic() < end:
+                # one segment always fits the send buffer: a plain write,
+                # timed where it is made
+                writes.append(time.monotonic())
+                srv.sendall(seg)
+                traffic.recv_exact(cli, mss, time.monotonic() + 60)
+                time.sleep(0.05)
+            after = traffic.wait_acked(srv, 60)
+            c1 = counters()
     gap = max(b - a for a, b in zip(writes, writes[1:]))
     return before, after, c0, c1, gap
 
