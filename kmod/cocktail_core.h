@@ -551,7 +551,7 @@ CK_FN void ck_idle_restart(struct sock *sk)
  * kernel's tcp_min_tso_segs.  When that first transmit is a restart after
  * idle (nothing in flight, data sent before, idle longer than the RTO)
  * that will be paced, pace_burst lets its packet carry the restart
- * window (cp_pace_burst_segs()); ck_tx_start() then paces the rest.  The
+ * window (cp_pace_burst_left()); ck_tx_start() then paces the rest.  The
  * policy is resolved here as ck_restart_apply() will resolve it a moment
  * later, from the same srtt and min RTT.  tcp_cwnd_test() lets one packet
  * carry at most half of cwnd, so a window the kernel's own restart cut
@@ -589,8 +589,8 @@ CK_FN u32 ck_min_tso_segs(struct sock *sk, u32 dflt)
 	if (ca->snap_valid)
 		shell_set_cwnd(tp, ca->snap_cwnd);
 	ca->burst = 1;
-	return cp_pace_burst_segs(true, pol, shell_iw_now(sk),
-				  shell_cwnd(tp), dflt);
+	return cp_pace_burst_left(cp_min(shell_iw_now(sk), shell_cwnd(tp)), 0,
+				  dflt);
 }
 
 /*

@@ -291,30 +291,13 @@ static inline enum cp_policy cp_resolve_policy(enum cp_policy policy,
 }
 
 /*
- * Segments the first TSO packet of a restart flight may carry, as the
- * fewest a TSO packet may hold (.min_tso_segs), when the restart about
- * to happen resolved to @pol: with @burst on and a paced flight, the
- * restart window min(@iw, @cwnd) (RFC 5681: what a slow-start restart
- * sends at once, @cwnd the window before the idle period), so that a
- * response of up to IW segments leaves as a slow-start restart would
- * send it and pacing spaces only what follows; else, or when that is
- * smaller, @dflt (the kernel's tcp_min_tso_segs).
- */
-static inline u32 cp_pace_burst_segs(bool burst, enum cp_policy pol, u32 iw,
-				     u32 cwnd, u32 dflt)
-{
-	u32 segs = iw < cwnd ? iw : cwnd;
-
-	if (!burst || pol != CP_PACE)
-		return dflt;
-	return segs > dflt ? segs : dflt;
-}
-
-/*
- * What is left of a restart burst of @total segments once @sent of the
- * flight's segments have left (a response written in several writes
- * reaches tcp_write_xmit() more than once): the fewest segments the next
- * TSO packet may carry, at least @dflt.
+ * The fewest segments the next TSO packet of a paced restart flight may
+ * carry (.min_tso_segs): what is left of its burst of @total segments
+ * (the restart window min(IW, cwnd): RFC 5681's, what a slow-start
+ * restart sends at once) once @sent of the flight's segments have left,
+ * and never fewer than @dflt, the kernel's tcp_min_tso_segs.  @sent is 0
+ * for the flight's first packet; a response written in several writes
+ * reaches tcp_write_xmit() again with some sent.
  */
 static inline u32 cp_pace_burst_left(u32 total, u32 sent, u32 dflt)
 {

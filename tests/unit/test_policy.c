@@ -203,18 +203,13 @@ static void test_auto(void)
 
 static void test_pace_burst(void)
 {
-	/* a paced restart: its first packet holds min(IW, cwnd) */
-	CHECK_EQ(cp_pace_burst_segs(true, CP_PACE, 10, 93, 2), 10);
-	CHECK_EQ(cp_pace_burst_segs(true, CP_PACE, 10, 6, 2), 6);
-	CHECK_EQ(cp_pace_burst_segs(true, CP_PACE, 64, 200, 2), 64);
+	/* the first packet holds the restart window min(IW, cwnd) */
+	CHECK_EQ(cp_pace_burst_left(cp_min(10, 93), 0, 2), 10);
+	CHECK_EQ(cp_pace_burst_left(cp_min(10, 6), 0, 2), 6);
+	CHECK_EQ(cp_pace_burst_left(cp_min(64, 200), 0, 2), 64);
 	/* never fewer than the kernel's own minimum */
-	CHECK_EQ(cp_pace_burst_segs(true, CP_PACE, 10, 1, 2), 2);
-	CHECK_EQ(cp_pace_burst_segs(true, CP_PACE, 1, 10, 3), 3);
-	/* off, or a flight that is not paced: the kernel's minimum */
-	CHECK_EQ(cp_pace_burst_segs(false, CP_PACE, 10, 93, 2), 2);
-	for (int p = CP_SSR; p <= CP_MEASURE; p++)
-		if (p != CP_PACE)
-			CHECK_EQ(cp_pace_burst_segs(true, p, 10, 93, 2), 2);
+	CHECK_EQ(cp_pace_burst_left(cp_min(10, 1), 0, 2), 2);
+	CHECK_EQ(cp_pace_burst_left(cp_min(1, 10), 0, 3), 3);
 	/* a later write of the flight gets what is left of the burst */
 	CHECK_EQ(cp_pace_burst_left(10, 0, 2), 10);
 	CHECK_EQ(cp_pace_burst_left(10, 1, 2), 9);	/* after the headers */
