@@ -951,6 +951,34 @@ def test_rate_filter_ages(cocktail):
             rate * 8 / 1e6, info)
 
 
+# Runs of the ssthresh_est=1 transfer: the 2000-packet queue drops
+# nothing, so a retransmission there is the sender's timer (a tail loss
+# probe or an RTO) firing while the TCG guest stalled the ACK path; such a
+# run is done again, and three in a row are rare.
+SSTHRESH_ATTEMPTS = 3
+
+
+def ssthresh_run(t, lst, est):
+    """One 300-segment transfer on a fresh connection with ssthresh_est=EST:
+    tcp_info once everything is acked, with "counted" (the module's
+    ssthresh_est counter over the run) and "drops" (the bottleneck's)."""
+    params(ssthresh_est=est)
+    c0 = counters()
+    drops0 = bottleneck_drops(t)
+    srv, cli = traffic.tcp_pair(lst, t.client, B.ca, timeout=300)
+    try:
+        mss = tcpinfo.info(srv)["snd_mss"]
+        traffic.send_and_time(srv, cli, 300 * mss, 300)
+        got = traffic.wait_acked(srv, 60)
+    finally:
+        srv.close()
+        cli.close()
+    got["counted"] = counters()["ssthresh_est"] - c0["ssthresh_est"]
+    got["drops"] = bottleneck_drops(t) - drops0
+    got["mss"] = mss
+    return got
+
+
 @pytest.mark.parametrize("rtt,rate", [(40, 10), (100, 10), (200, 5)])
 def test_ssthresh_estimate(cocktail, rtt, rate):
     """Hoe's estimate: a new connection's ssthresh (tcp_info after a
@@ -958,34 +986,33 @@ def test_ssthresh_estimate(cocktail, rtt, rate):
     overshoot, so nothing is lost) is within a factor of two of the
     path's BDP (rate in frames of MSS + 66 bytes, times the RTT), and
     ssthresh_est counts it; with ssthresh_est=0 ssthresh stays the
-    kernel's infinity."""
+    kernel's infinity.
+
+    The premise "nothing is lost" is checked at the bottleneck: it must
+    drop nothing. A run that retransmitted although nothing was dropped
+    (a probe or timeout while the guest stalled) is run again, up to
+    SSTHRESH_ATTEMPTS times; a retransmission in every one fails."""
     params(iw=10, restart="measure", ssthresh_est=1)
     with Topo(rtt=rtt, rate="%dmbit" % rate, limit=2000) as t:
         lst = traffic.Listener(t.server, t.server_addr, MEASURE_PORT)
         try:
-            got = {}
-            for est in (1, 0):
-                params(ssthresh_est=est)
-                c0 = counters()
-                srv, cli = traffic.tcp_pair(lst, t.client, B.ca,
-                                            timeout=300)
-                try:
-                    mss = tcpinfo.info(srv)["snd_mss"]
-                    traffic.send_and_time(srv, cli, 300 * mss, 300)
-                    got[est] = traffic.wait_acked(srv, 60)
-                finally:
-                    srv.close()
-                    cli.close()
-                got[est]["counted"] = counters()["ssthresh_est"] - \
-                    c0["ssthresh_est"]
+            tries = []
+            for _ in range(SSTHRESH_ATTEMPTS):
+                on = ssthresh_run(t, lst, 1)
+                tries.append((on["total_retrans"], on["drops"]))
+                if on["total_retrans"] == 0 or on["drops"] > 0:
+                    break
+            off = ssthresh_run(t, lst, 0)
         finally:
             params(ssthresh_est=1)
             lst.close()
-    bdp = rate * 1e6 / 8 * rtt / 1e3 / (mss + 66)
-    on, off = got[1], got[0]
-    info = "BDP %.1f segments; on: ssthresh %d cwnd %d retrans %d; " \
-        "off: ssthresh %d" % (bdp, on["snd_ssthresh"], on["snd_cwnd"],
-                              on["total_retrans"], off["snd_ssthresh"])
+    bdp = rate * 1e6 / 8 * rtt / 1e3 / (on["mss"] + 66)
+    info = "BDP %.1f segments; on: ssthresh %d cwnd %d; off: ssthresh %d; " \
+        "(retransmissions, drops) per attempt %s" % (
+            bdp, on["snd_ssthresh"], on["snd_cwnd"], off["snd_ssthresh"],
+            tries)
+    assert on["drops"] == 0 and off["drops"] == 0, \
+        "premise: the bottleneck dropped; " + info
     assert on["total_retrans"] == 0, info
     assert bdp / 2 <= on["snd_ssthresh"] <= 2 * bdp, info
     assert on["counted"] == 1 and off["counted"] == 0, info
