@@ -5,7 +5,7 @@
 #                   the install suite, the module's suites on 6.12 and the
 #                   planted bugs the checks must catch (and, when a debug
 #                   kernel is cached, every VM suite on it: make vmcheck-debug)
-#   make demo       the main job: restart policies side by side on a shaped link
+#   make demo       the main job: the default restart against every baseline
 #
 # KDIR picks the kernel build tree (default: the headers of the test VM's
 # kernel); W=1 works as in Kbuild.

@@ -123,8 +123,7 @@ scenarios:
 examples:
   bench/run demo                     make demo: 5 runs of each policy
   bench/run demo --quick             1 run of each (a few minutes)
-  bench/run demo --only variant=linux-default,variant=cocktail-auto-cwv0
-  bench/run demo --only rtt_ms=100,limit=20,warm=bulk
+  bench/run demo --only path=competitor,policy=linux-default,policy=cocktail-default
   bench/run pacerate                 the four pace_rate settings
   bench/run pacerate --only setting=app,setting=bulk
   bench/run restart --jobs 16        a grid; Ctrl-C or a crash stops it

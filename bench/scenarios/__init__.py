@@ -19,8 +19,10 @@ SCENARIOS = {
     "phttp": "persistent HTTP: page retrieval times",
     "overhead": "CPU cost: iperf3 throughput over an unshaped path",
     "ooo": "out-of-order holds measured by tcp_oooprobe",
-    "demo": "make demo: restart policies side by side on one link",
-    "pacerate": "the paced restart at each pace_rate (demo's link)",
+    "demo": "make demo: the module's default against every baseline after "
+            "idle, on a quiet path and one a competitor joins",
+    "pacerate": "the paced restart at each pace_rate (a keep-alive fetch "
+                "on one link)",
     "fleet": "many keep-alive connections of one policy restarting on "
              "one bottleneck",
     "scorecard": "time and harm of the module's default against the "

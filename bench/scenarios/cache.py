@@ -77,8 +77,8 @@ import random
 import socket
 import time
 
-from bench.lib import nginx, order, plot, policies, published, squid, \
-    stats, table
+from bench.lib import nginx, only as check, order, plot, policies, \
+    published, squid, stats, table
 from cocktail_lab import proc
 from cocktail_lab.capture import Capture, advertised_window, read_pcap
 from cocktail_lab.topo import REPO, Topo
@@ -143,18 +143,12 @@ def sizes(n=N_URLS, seed=1997):
 
 
 def chosen(ctx):
-    bad = [k for k in ctx.only if k != "variant"]
-    if bad:
-        raise SystemExit("cache: unknown --only key %s (known: variant)"
-                         % ", ".join(bad))
+    check.keys("cache", ctx.only, ("variant",))
     vs = QUICK_VARIANTS if ctx.quick else VARIANTS
     want = ctx.only.get("variant")
     if want:
         known = {_variant(*v): v for v in VARIANTS + NAMED_ONLY}
-        unknown = [w for w in want if w not in known]
-        if unknown:
-            raise SystemExit("cache: unknown variant %s (known: %s)" % (
-                ", ".join(unknown), " ".join(known)))
+        check.values("cache", "variant", want, list(known))
         vs = [known[w] for w in want]
     return vs
 

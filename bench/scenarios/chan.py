@@ -62,7 +62,8 @@ import time
 from bench.lib import order, plot, policies, published, stats, table
 from bench.scenarios import restart
 from cocktail_lab import proc, traffic
-from cocktail_lab.capture import ACK, SYN, Capture, read_pcap, seq_after
+from cocktail_lab.capture import (ACK, SYN, Capture, read_pcap, seq_after,
+                                  seq_points)
 from cocktail_lab.topo import REPO, Topo
 
 PORT = 5010
@@ -201,27 +202,6 @@ def longest_wait(pkts, server, port, after=0.0):
         if best[0] is None or b.ts - a.ts > best[0]:
             best = (b.ts - a.ts, b.plen)
     return best
-
-
-def seq_points(pkts, server, port, mss=MSS, after=0.0):
-    """The server's data segments sent at or after time AFTER for a
-    sequence/time plot: (seconds since the first, end of the segment in
-    segments of MSS from the first's start, retransmitted: its bytes all
-    sent before)."""
-    data = [p for p in pkts if p.src == server and p.sport == port and
-            p.plen > 0 and p.ts >= after]
-    if not data:
-        return []
-    t0, base = data[0].ts, data[0].seq
-    high = None
-    out = []
-    for p in data:
-        rtx = high is not None and not seq_after(p.end, high)
-        if not rtx:
-            high = p.end
-        out.append((p.ts - t0, ((p.end - base) & 0xFFFFFFFF) / float(mss),
-                    rtx))
-    return out
 
 
 def ratios(rows, compare=COMPARE, pub=None):
@@ -513,7 +493,7 @@ def analyse(pkts, server, t_write=0.0):
     if wait is not None:
         out["longest_wait_ms"] = round(wait * 1000, 1)
         out["held_bytes"] = held
-    pts = seq_points(pkts, server, PORT, after=t_write - 0.001)
+    pts = seq_points(pkts, server, PORT, MSS, after=t_write - 0.001)
     out["wire_rtx"] = sum(1 for p in pts if p[2])
     return out
 
@@ -663,7 +643,7 @@ def _plots(ctx, rows):
             if server is None:
                 continue
             after = t_write.get((exp, v.name)) or 0.0
-            series[v.name] = seq_points(pkts, server, PORT,
+            series[v.name] = seq_points(pkts, server, PORT, MSS,
                                         after=float(after) - 0.001)
         if series:
             name = "seq-%s.png" % exp

@@ -28,7 +28,7 @@ Options (bench/run growth ...):
 """
 import time
 
-from bench.lib import order, plot, policies, stats, table
+from bench.lib import only as check, order, plot, policies, stats, table
 from cocktail_lab import tcpinfo, traffic
 from cocktail_lab.topo import Topo
 
@@ -60,17 +60,11 @@ def cells():
 
 
 def chosen(ctx):
-    bad = [k for k in ctx.only if k != "cell"]
-    if bad:
-        raise SystemExit("growth: unknown --only key %s (known: cell)" %
-                         ", ".join(bad))
+    check.keys("growth", ctx.only, ("cell",))
     known = cells()
     names = ctx.only.get("cell") or (list(QUICK_CELLS) + [FAIR]
                                      if ctx.quick else list(known) + [FAIR])
-    unknown = [n for n in names if n not in known and n != FAIR]
-    if unknown:
-        raise SystemExit("growth: unknown cell %s (known: %s %s)" % (
-            ", ".join(unknown), " ".join(known), FAIR))
+    check.values("growth", "cell", names, list(known) + [FAIR])
     return names, known
 
 

@@ -32,14 +32,18 @@ idle period; then s1 writes the burst.  The cross traffic (`cross`):
   half of the idle period (cross_tcp_before_s long; at long RTTs the
   flow is still in slow start there, so it reads low),
   cross_tcp_kbit_burst = during the burst, cross_tcp_retrans = its
-  retransmissions during the burst.  Time = the
-receiver's last byte minus the sender's write (one process, one clock).
+  retransmissions during the burst;
+- `none` (the demo's quiet path, not in the grids): nothing starts, the
+  path stays as the warm-up left it.
+Time = the receiver's last byte minus the sender's write (one process,
+one clock; t_write is the write's wall-clock time, for captures).
 Ideal = one-way delay + burst bytes on the wire / (rate - cross rate)
-(`tcp`: / half the rate, the burst's fair share beside the bulk flow).
-Burst retransmissions = tcpi_total_retrans after the burst is acked minus
-just before the idle period.  Bottleneck drops are counted over the idle period and the burst
-(cross traffic runs in both); idle_s is the idle time actually spent
-(on a loaded host it can exceed 1.5 RTO).
+(`tcp`: / half the rate, the burst's fair share beside the bulk flow;
+`none`: / the rate).  Burst retransmissions = tcpi_total_retrans after
+the burst is acked minus just before the idle period.  Bottleneck drops
+are counted over the idle period and the burst (cross traffic runs in
+both); idle_s is the idle time actually spent (on a loaded host it can
+exceed 1.5 RTO).
 
 --jobs N: up to N (profile, queue, delay) cells of a profile at or below
 PARALLEL_MAX_KBIT run side by side, each on its own topology.  The
@@ -86,8 +90,8 @@ RESUME_KEY = ("profile", "queue", "delay_ms", "burst", "cross", "policy",
 
 def ideal_s(p, delay_ms, burst, mss, cross="udp"):
     hdr = 40 + (12 if p["timestamps"] else 0) + 14
-    free = (p["rate_kbit"] / 2.0 if cross == "tcp" else
-            p["rate_kbit"] - 3 * p["cross_kbit"]) * 1000.0
+    free = {"tcp": p["rate_kbit"] / 2.0, "none": p["rate_kbit"]}.get(
+        cross, p["rate_kbit"] - 3 * p["cross_kbit"]) * 1000.0
     return delay_ms / 1000.0 + burst * (mss + hdr) * 8 / free
 
 
@@ -111,7 +115,36 @@ def _drain(sock):
         n += 1
 
 
-class UdpCross:
+class NoCross:
+    """No cross traffic: the path stays as the warm-up left it.  The base
+    of the other kinds: what one_run asks of cross traffic (start at the
+    idle period's beginning, marks mid-idle, before and after the burst,
+    finish once it is acked), each doing nothing here."""
+    kind = "none"
+
+    def start(self):
+        pass
+
+    def mid(self):
+        pass
+
+    def pre(self):
+        pass
+
+    def post(self):
+        return {}
+
+    def finish(self, drain_s):
+        return {}
+
+    def rate(self, t):
+        return 0.0, 0
+
+    def close(self):
+        pass
+
+
+class UdpCross(NoCross):
     """The UDP sources s2..s4 -> r2..r4, and what the bottleneck dropped
     of them: sent - (read from the receivers' sockets + refused by them)."""
     kind = "udp"
@@ -126,15 +159,6 @@ class UdpCross:
     def start(self):
         self.err0 = [proc.in_ns(ns, _udp_errors) for ns in self.rns]
         self.cross.start()
-
-    def mid(self):
-        pass
-
-    def pre(self):
-        pass
-
-    def post(self):
-        return {}
 
     def finish(self, drain_s):
         """Stop the sources, wait DRAIN_S for the path to empty, count."""
@@ -156,7 +180,7 @@ class UdpCross:
         self.cross.close()
 
 
-class TcpCross:
+class TcpCross(NoCross):
     """One CUBIC bulk flow s2 -> r2 through the bottleneck; its goodput at
     the receiver over the second half of the idle period and during the
     burst, and its retransmissions during the burst."""
@@ -197,9 +221,6 @@ class TcpCross:
                 "cross_tcp_before_s": round(m["pre"][0] - m["mid"][0], 3),
                 "cross_tcp_retrans": m["post"][2] - m["pre"][2]}
 
-    def finish(self, drain_s):
-        return {}
-
     def rate(self, t):
         return round(self.bulk.received * 8 / t / 1000.0, 1), None
 
@@ -221,7 +242,8 @@ def one_run(topo, lst, p, pol, burst, delay_ms, params, cross_kind="udp",
            "cross": cross_kind}
     try:
         cross = TcpCross(topo, lst_bulk, p, 120 * slow) \
-            if cross_kind == "tcp" else UdpCross(topo, p)
+            if cross_kind == "tcp" else NoCross() if cross_kind == "none" \
+            else UdpCross(topo, p)
         mss = traffic.tcpinfo.info(srv)["snd_mss"]
         w0, w1 = traffic.send_and_time(srv, cli, WARM_SEGS * mss, 120 * slow)
         row["warm_s"] = round(w1 - w0, 3)
@@ -245,6 +267,8 @@ def one_run(topo, lst, p, pol, burst, delay_ms, params, cross_kind="udp",
         drops0 = drops0.result(60 * slow)
         pre = traffic.tcpinfo.info(srv)
         cross.pre()
+        # the write's wall-clock time, which capture timestamps share
+        row["t_write"] = round(time.time(), 6)
         t0, t_last = traffic.send_and_time(srv, cli, burst * mss, 120 * slow)
         row.update(cross.post())
         after = traffic.wait_acked(srv, 10 * slow)
@@ -324,10 +348,11 @@ class Cell:
     """One (profile, queue, delay) cell: its topology, with the listener
     on s1 and the namespace sysctls set."""
 
-    def __init__(self, ctx, prof, q, d, bursts, crosses=("udp",)):
+    def __init__(self, ctx, prof, q, d, bursts, crosses=("udp",), p=None):
         self.prof, self.q, self.d, self.bursts = prof, q, d, bursts
         self.crosses = list(crosses)
-        self.p = p = PROFILES[prof]
+        # P: a profile of the caller's own (the demo's), named PROF
+        self.p = p = p or PROFILES[prof]
         self.topo = Topo(senders=4, rtt=2 * d,
                          rate="%dkbit" % p["rate_kbit"],
                          limit=p["queue_pkts"], red=(q == "red"))

@@ -252,6 +252,27 @@ def seq_after(a, b):
     return 0 < ((a - b) & 0xFFFFFFFF) < 0x80000000
 
 
+def seq_points(pkts, server, port, mss, after=0.0):
+    """The server's data segments sent at or after time AFTER, for a
+    sequence/time plot: (seconds since the first, end of the segment in
+    segments of MSS from the first's start, retransmitted: its bytes all
+    sent before)."""
+    data = [p for p in pkts if p.src == server and p.sport == port and
+            p.plen > 0 and p.ts >= after]
+    if not data:
+        return []
+    t0, base = data[0].ts, data[0].seq
+    high = None
+    out = []
+    for p in data:
+        rtx = high is not None and not seq_after(p.end, high)
+        if not rtx:
+            high = p.end
+        out.append((p.ts - t0, ((p.end - base) & 0xFFFFFFFF) / float(mss),
+                    rtx))
+    return out
+
+
 def data_segments(pkts, src, sport=None):
     """Segments with payload sent by address src (and port sport)."""
     return [p for p in pkts if p.src == src and p.plen > 0 and

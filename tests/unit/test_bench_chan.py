@@ -2,6 +2,7 @@
 capture (handshake RTT, the client's ACK delays, the longest wait, the
 sequence/time points) and the published-against-measured ratios."""
 from bench.scenarios import chan
+from cocktail_lab import capture
 from cocktail_lab.capture import ACK, PSH, SYN, Pkt
 
 S, C = "198.18.1.1", "198.18.2.1"
@@ -89,12 +90,13 @@ def test_longest_wait_is_the_gap_before_the_held_segment():
 
 def test_seq_points_mark_retransmissions():
     pk = [data(1.0, 0), data(1.1, 1), data(1.2, 2), data(1.5, 1)]
-    pts = chan.seq_points(pk, S, PORT)
+    pts = capture.seq_points(pk, S, PORT, chan.MSS)
     assert [(round(t, 3), s, r) for t, s, r in pts] == [
         (0.0, 1.0, False), (0.1, 2.0, False), (0.2, 3.0, False),
         (0.5, 2.0, True)]
-    assert chan.seq_points(pk, S, PORT, after=1.15)[0][:2] == (0.0, 1.0)
-    assert chan.seq_points([], S, PORT) == []
+    assert capture.seq_points(pk, S, PORT, chan.MSS,
+                              after=1.15)[0][:2] == (0.0, 1.0)
+    assert capture.seq_points([], S, PORT, chan.MSS) == []
 
 
 def test_published_rows_cover_every_comparison():

@@ -57,48 +57,90 @@ def test_help_lists_the_scenarios_and_resume():
     assert "--resume" in p.stdout
 
 
-def test_demo_policies_are_the_policy_tables():
-    for name in demo.VARIANTS + [n for s in pacerate.SETTINGS.values()
+def test_demo_and_pacerate_policies_are_the_policy_tables():
+    for name in demo.POLICIES + [n for s in pacerate.SETTINGS.values()
                                  for n in s[2]]:
         assert name in policies.EVERY
-    d = {p.name: p for p in demo.variants(demo.VARIANTS)}
+    d = {n: policies.EVERY[n] for n in demo.POLICIES}
     assert (d["linux-default"].cc, d["linux-default"].ssai) == ("cubic", 1)
     assert (d["cubic-nossai"].cc, d["cubic-nossai"].ssai) == ("cubic", 0)
-    # the demo's module runs with cwv=0: its cocktail policies say so
-    for n, p in d.items():
-        if p.cc == "cocktail":
-            assert p.cocktail["cwv"] == 0 and n.endswith("-cwv0")
-    for old, new in demo.LEGACY_NAMES.items():
+    assert d["cocktail-default"].defaults
+    # pacerate's module runs with cwv=0: its cocktail policies say so
+    for n, p in {p.name: p for s in pacerate.SETTINGS.values()
+                 for p in pacerate.variants(s[2])}.items():
+        assert p.cocktail["cwv"] in (0, 1) and n.endswith(
+            "-cwv%d" % p.cocktail["cwv"])
+    for old, new in pacerate.LEGACY_NAMES.items():
         assert new in policies.EVERY, old
 
 
-def test_demo_settings_from_only():
-    assert demo.settings({}) == demo.DEFAULTS
-    s = demo.settings({"rtt_ms": ["100"], "limit": ["20"], "warm": ["bulk"],
-                       "variant": ["bbr"]})
-    assert (s["rtt_ms"], s["limit"], s["warm"]) == (100.0, 20, "bulk")
-    assert demo.warmup("bulk") == (1000, 1)
-    assert demo.warmup("fetches") == (100, 3)
-    for bad in ({"nosuch": ["1"]}, {"limit": ["x"]}, {"warm": ["lots"]},
-                {"limit": ["1", "2"]}):
+def test_demo_and_pacerate_options():
+    assert demo.chosen({}) == ["quiet", "competitor"]
+    assert demo.chosen({"path": ["competitor"], "policy": ["bbr"]}) == \
+        ["competitor"]
+    for bad in ({"nosuch": ["1"]}, {"path": ["lossy"]}):
         with pytest.raises(SystemExit):
-            demo.settings(bad)
+            demo.chosen(bad)
+    assert pacerate.warmup("bulk") == (1000, 1)
+    assert pacerate.warmup("fetches") == (100, 3)
     with pytest.raises(SystemExit):
-        demo.variants(["cubic-ssr"])          # the old name: not a policy
+        pacerate.variants(["cubic-ssr"])      # an old name: not a policy
     with pytest.raises(SystemExit):
         pacerate.chosen({"setting": ["nosuch"]})
     assert pacerate.chosen({"setting": ["small", "app"]}) == ["app", "small"]
 
 
+def demo_row(path, policy, rep, seconds, retrans, before=None, during=None):
+    return {"path": path, "policy": policy, "rep": rep, "seconds": seconds,
+            "ideal_s": 0.2, "ratio_ideal": seconds / 0.2, "mss": 1448,
+            "burst_retrans": retrans, "cross": demo.PATHS[path],
+            "cross_tcp_kbit_before": before, "cross_tcp_kbit_burst": during}
+
+
+def test_demo_verdicts_follow_the_scorecard():
+    rows = []
+    for rep in range(3):
+        rows += [demo_row("quiet", "linux-default", rep, 0.5, 0),
+                 demo_row("quiet", "cubic-nossai", rep, 0.25, 3),
+                 demo_row("quiet", "bbr", rep, 0.22, 0),
+                 demo_row("quiet", "cocktail-default", rep, 0.22, 0),
+                 # the competitor: BBR is faster but costs the bulk flow
+                 # (5000 -> 1000 kbit/s over 0.3 s: 103.6 segments)
+                 demo_row("competitor", "linux-default", rep, 0.5, 0,
+                          5000, 4000),
+                 demo_row("competitor", "cubic-nossai", rep, 0.45, 2,
+                          5000, 4000),
+                 demo_row("competitor", "bbr", rep, 0.3, 9, 5000, 1000),
+                 demo_row("competitor", "cocktail-default", rep, 0.4, 0,
+                          5000, 3000)]
+    q = demo.path_md(rows, "quiet")
+    assert "| cocktail-default | 0.220 (0.220–0.220) | 1.10 | 0.44 | 0.0 | – " \
+        "| 0.0 | – |" in q
+    assert [ln.split(" | ")[0] for ln in q.splitlines()
+            if ln.startswith("| ") and " | 0." in ln] == [
+                "| " + p for p in demo.POLICIES]
+    assert "**won**: 1.00x the fastest baseline's time (bbr)" in q
+    c = demo.path_md(rows, "competitor")
+    assert "neither won nor dominated: 1.33x the fastest baseline's " \
+        "time (bbr)" in c
+    # the same rows where BBR costs nothing more: it dominates
+    rows = [dict(r, cross_tcp_kbit_burst=4000, burst_retrans=0)
+            if r["policy"] == "bbr" else r for r in rows]
+    assert "**dominated** by bbr" in demo.path_md(rows, "competitor")
+    assert demo.path_md(rows, "nosuch") == ""
+
+
 def test_demo_table_regenerates_from_the_committed_runs(tmp_path):
     res = REPO / "bench" / "results" / "demo"
     rows = table.read_csv(res / "runs.csv")
-    demo.write_tables(tmp_path, rows, demo.facts(res / "meta.json"))
+    (tmp_path / "flight.csv").write_bytes((res / "flight.csv").read_bytes())
+    demo.write_tables(tmp_path, rows)
     assert (tmp_path / "table.md").read_bytes() == \
         (res / "table.md").read_bytes()
-    assert (tmp_path / "demo.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for png in ["demo.png"] + ["flight-%s.png" % p for p in demo.PATHS]:
+        assert (tmp_path / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     m = json.loads((res / "meta.json").read_text())
-    assert runner.command("demo", res, m, demo) == "bench/run demo --reps 5"
+    assert runner.command("demo", res, m, demo) == "bench/run demo"
 
 
 def test_pacerate_tables_regenerate_from_the_committed_runs(tmp_path):
@@ -109,16 +151,15 @@ def test_pacerate_tables_regenerate_from_the_committed_runs(tmp_path):
     for name in pacerate.SETTINGS:
         mine = [r for r in rows if r["setting"] == name]
         (tmp_path / name).mkdir()
-        demo.write_tables(tmp_path / name, mine,
-                          demo.facts(res / name / "meta.json"))
+        pacerate.write_tables(tmp_path / name, mine,
+                              pacerate.facts(res / name / "meta.json"))
         assert (tmp_path / name / "table.md").read_bytes() == \
             (res / name / "table.md").read_bytes()
+        # the setting's policies, under the names they ran with
         m = json.loads((res / name / "meta.json").read_text())
-        legacy = demo.legacy_options(m)
-        names = legacy["only"].get("variant")
-        assert names == pacerate.SETTINGS[name][2]
-        assert legacy["only"].get("limit", ["100"]) == \
-            [str(pacerate.SETTINGS[name][1])]
+        assert [pacerate.LEGACY_NAMES.get(v["name"], v["name"])
+                for v in m["variants"]] == pacerate.SETTINGS[name][2]
+        assert m["limit"] == pacerate.SETTINGS[name][1]
 
 
 def test_readme_has_command_notes_tables_and_plots(tmp_path):
