@@ -319,6 +319,12 @@ def run_one(name, args):
     outdir = Path(args.out) if args.out else REPO / "bench" / "results" / \
         args.scenario
     mod = importlib.import_module("bench.scenarios." + args.scenario)
+    if name in HOST and args.report_only and not args.only and \
+            (outdir / "meta.json").exists():
+        # the report of an earlier run reads what that run read: its
+        # --only names the sources (scorecard --only restart=DIR)
+        earlier = json.loads((outdir / "meta.json").read_text())
+        args.only = (earlier.get("options") or {}).get("only") or {}
     ctx = Context(args.scenario, args, outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     if name in HOST:

@@ -332,3 +332,27 @@ def test_candidate_scores_in_the_defaults_place_and_none_leaves_a_grid_out():
         scen.load({"restart": ["none"], "candidate": ["nope"]})
     assert {g.name for g in scen.load({})} == {"chan2m", "modern50m",
                                                 "keepalive"}
+
+
+def test_report_only_reads_the_sources_of_the_earlier_run(tmp_path):
+    """bench/run scorecard --report-only on a directory an earlier
+    `--only restart=none,...` run wrote scores what that run read (its
+    meta.json's --only), not the committed grids."""
+    repo = Path(__file__).resolve().parents[2]
+    out = tmp_path / "scorecard"
+    env = dict(os.environ, MPLCONFIGDIR=str(tmp_path / "mpl"),
+               PYTHONPATH=os.pathsep.join([str(repo / "lab"),
+                                           str(repo / "scripts")]))
+
+    def run(*extra):
+        p = subprocess.run([sys.executable, "-m", "bench.lib.runner",
+                            "scorecard", "--out", str(out)] + list(extra),
+                           cwd=repo, text=True, capture_output=True,
+                           timeout=300, env=env)
+        assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+        with open(out / "cells.csv", newline="") as f:
+            return {c["grid"] for c in csv.DictReader(f)}
+    assert run("--only", "restart=none,candidate=cocktail-auto") == \
+        {"keepalive"}
+    assert run("--report-only") == {"keepalive"}
+    assert "restart=none" in (out / "README.md").read_text()
