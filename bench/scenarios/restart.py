@@ -1036,7 +1036,12 @@ def by_cross(rows):
 
 def report(ctx, rows):
     rows = by_cross([r for r in rows if r.get("policy")])
-    names = [p.name for p in policies.ALL + policies.CHAN]
+    # every policy that ran has its column: the usual set first, then
+    # those run on request (--only policy=...), in the registry's order
+    ran = {r["policy"] for r in rows}
+    names = [p.name for p in policies.ALL + policies.CHAN] + [
+        p.name for p in policies.KNOWN
+        if p.name in ran and p not in policies.ALL + policies.CHAN]
     group = ["profile", "queue", "burst"]
     md = ["# restart: idle-restart burst completion time (Chan 2001 "
           "tables 3.1-3.4, 5.1-5.4)\n",
