@@ -69,8 +69,15 @@ DEMO_CWV0 = [Policy("cocktail-%s-cwv0" % r, "cocktail", 1,
              for r in ("ssr", "decay", "pace")]
 # restart=measure (the flight sized from the path's rate and checked on
 # its first ACKs): run when asked for with --only policy=cocktail-measure
+# (and cocktail-measure-cubic: the same restart with growth=cubic, which
+# after a check that left the flight grows back toward the window of the
+# last loss along CUBIC's curve instead of NewReno's one segment a round
+# trip)
 MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
-                  {"restart": "measure", "cwv": 1})]
+                  {"restart": "measure", "cwv": 1}),
+           Policy("cocktail-measure-cubic", "cocktail", 1,
+                  "cocktail restart=measure growth=cubic",
+                  {"restart": "measure", "cwv": 1, "growth": "cubic"})]
 # growth=cubic (CUBIC, RFC 9438, with HyStart++) beside growth=reno, each
 # with the default restart: run when asked for with --only
 # policy=cocktail-cubic (bench/scenarios/growth.py runs both). A policy
