@@ -28,10 +28,10 @@ from test_oooprobe_overhead import wait_listening
 MOD = "tcp_oooprobe"
 DAEMON = REPO / "daemon" / "oooprobed"
 LOAD_EVENTS = int(os.environ.get("OOOPROBED_LOAD_EVENTS", 1_000_000))
-# make check runs 150 s (90 s of flat memory after the reference sample);
+# make check runs 105 s (45 s of flat memory after the reference sample);
 # the README's figure of a million events comes from 240 s
 # (OOOPROBED_LOAD_SECONDS=240, the command in the README)
-LOAD_SECONDS = float(os.environ.get("OOOPROBED_LOAD_SECONDS", 150))
+LOAD_SECONDS = float(os.environ.get("OOOPROBED_LOAD_SECONDS", 105))
 CHUNK_S = 15         # seconds per iperf3 run
 RSS_REF_S = 60       # the reference sample: after the first minute
 RSS_SLACK_KB = 64    # growth allowed after it (a page or two of stdio)
