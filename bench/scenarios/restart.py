@@ -1036,12 +1036,14 @@ def by_cross(rows):
 
 def report(ctx, rows):
     rows = by_cross([r for r in rows if r.get("policy")])
-    # every policy that ran has its column: the usual set first, then
-    # those run on request (--only policy=...), in the registry's order
+    names = [p.name for p in policies.ALL + policies.CHAN]
+    # the main table has a column for every module policy that ran: the
+    # usual set, then those run on request (--only policy=...) in the
+    # registry's order; the BPF build's have a section of their own
     ran = {r["policy"] for r in rows}
-    names = [p.name for p in policies.ALL + policies.CHAN] + [
-        p.name for p in policies.KNOWN
-        if p.name in ran and p not in policies.ALL + policies.CHAN]
+    columns = names + [p.name for p in policies.KNOWN
+                       if p.name in ran and p.name not in names and
+                       p.cc == "cocktail"]
     group = ["profile", "queue", "burst"]
     md = ["# restart: idle-restart burst completion time (Chan 2001 "
           "tables 3.1-3.4, 5.1-5.4)\n",
@@ -1063,7 +1065,7 @@ def report(ctx, rows):
         md.append("\n%d runs failed: %s\n" % (len(errs), "; ".join(
             sorted({str(r["error"])[:80] for r in errs}))))
     md.append(table.markdown(
-        rows, group, "delay_ms", names, policies.BASELINE,
+        rows, group, "delay_ms", columns, policies.BASELINE,
         "{profile}, {queue}, burst {burst} segments", "one-way delay ms",
         published=_published(rows),
         published_cols=("SSR", "RBP", "CWV", "Cocktail")))
@@ -1071,7 +1073,7 @@ def report(ctx, rows):
     md.append("\n## auto vs the fastest policy\n\n%s (goal: within 10%%, "
               "retransmissions no higher than cocktail-ssr).\n" % head)
     md += [ln + "\n" for ln in lines]
-    md += _policies_md(rows, names)
+    md += _policies_md(rows, columns)
     md += _auto_vs_chosen_md(rows)
     md += bpf_md(rows)
     md += _crossover_md(rows)
