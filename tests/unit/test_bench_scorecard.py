@@ -297,19 +297,24 @@ def test_goals_quiet_against_the_ideal_busy_against_linux_default():
                                "busy_met": 1}
 
 
-def test_scorecard_scores_the_committed_grids(tmp_path):
-    """bench/run scorecard (a host scenario: it reads the committed grids'
-    runs.csv) writes its cell table, its counts and the Pareto plot."""
+def run_scorecard(tmp_path, *args):
+    """bench/run scorecard ARGS on the host, as bench/run runs it; fails
+    the test on a non-zero exit."""
     repo = Path(__file__).resolve().parents[2]
-    out = tmp_path / "scorecard"
     env = dict(os.environ, MPLCONFIGDIR=str(tmp_path / "mpl"),
                PYTHONPATH=os.pathsep.join([str(repo / "lab"),
                                            str(repo / "scripts")]))
     p = subprocess.run([sys.executable, "-m", "bench.lib.runner",
-                        "scorecard", "--quick", "--reps", "1", "--out",
-                        str(out)], cwd=repo, text=True, capture_output=True,
-                       timeout=300, env=env)
+                        "scorecard"] + list(args), cwd=repo, text=True,
+                       capture_output=True, timeout=300, env=env)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+
+
+def test_scorecard_scores_the_committed_grids(tmp_path):
+    """bench/run scorecard (a host scenario: it reads the committed grids'
+    runs.csv) writes its cell table, its counts and the Pareto plot."""
+    out = tmp_path / "scorecard"
+    run_scorecard(tmp_path, "--quick", "--reps", "1", "--out", str(out))
     with open(out / "cells.csv", newline="") as f:
         cells = list(csv.DictReader(f))
     assert len({(c["grid"], c["cell"]) for c in cells}) == 127, len(cells)
@@ -338,18 +343,10 @@ def test_report_only_reads_the_sources_of_the_earlier_run(tmp_path):
     """bench/run scorecard --report-only on a directory an earlier
     `--only restart=none,...` run wrote scores what that run read (its
     meta.json's --only), not the committed grids."""
-    repo = Path(__file__).resolve().parents[2]
     out = tmp_path / "scorecard"
-    env = dict(os.environ, MPLCONFIGDIR=str(tmp_path / "mpl"),
-               PYTHONPATH=os.pathsep.join([str(repo / "lab"),
-                                           str(repo / "scripts")]))
 
     def run(*extra):
-        p = subprocess.run([sys.executable, "-m", "bench.lib.runner",
-                            "scorecard", "--out", str(out)] + list(extra),
-                           cwd=repo, text=True, capture_output=True,
-                           timeout=300, env=env)
-        assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+        run_scorecard(tmp_path, "--out", str(out), *extra)
         with open(out / "cells.csv", newline="") as f:
             return {c["grid"] for c in csv.DictReader(f)}
     assert run("--only", "restart=none,candidate=cocktail-auto") == \
