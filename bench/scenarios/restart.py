@@ -25,7 +25,10 @@ idle period; then s1 writes the burst.  The cross traffic (`cross`):
   cross_udp_dropped = datagrams sent - datagrams that reached the
   receivers (queued in their never-read sockets or refused by them for
   a full buffer, /proc/net/snmp InErrors), counted after the burst is
-  acked, the sources stopped and the path drained;
+  acked, the sources stopped and the path drained; a source the guest
+  stalled does not catch up in a burst of its own (it would overflow
+  the queue whatever the burst did): cross_udp_skipped counts what it
+  gave up instead (cocktail_lab.traffic.cbr_schedule);
 - `tcp`: one CUBIC bulk flow s2 -> r2 through the same bottleneck
   (responsive), with the profile's window clamp and timestamps;
   cross_tcp_kbit_before = its goodput at the receiver over the second
@@ -168,6 +171,7 @@ class UdpCross(NoCross):
         got += sum(proc.in_ns(ns, _udp_errors) - e0
                    for ns, e0 in zip(self.rns, self.err0))
         return {"cross_udp_sent": self.cross.sent,
+                "cross_udp_skipped": self.cross.skipped,
                 "cross_udp_dropped": max(0, self.cross.sent - got)}
 
     def rate(self, t):

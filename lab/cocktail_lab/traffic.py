@@ -757,12 +757,36 @@ def _udp(bind=None):
     return u
 
 
+# How far a cross-traffic sender may fall behind its schedule before it
+# gives up the datagrams it owes: a sender the host stalled (a loaded or
+# emulated guest) would otherwise send the whole stall's worth back to
+# back, a burst of its own that overflows the bottleneck whatever the
+# measured flow does, and the drops would count as the flow's harm.  10 ms
+# of the aggregate rate is 32 frames at 38.4 Mbit/s (a sixth of a
+# 206-packet queue) and one or two at 1.5 Mbit/s.
+CBR_MAX_LAG_S = 0.010
+
+
+def cbr_schedule(nxt, now, step, max_lag=CBR_MAX_LAG_S):
+    """A constant-bit-rate sender's next send time after one datagram
+    went out: NXT (when that datagram was due) + STEP, or, when NOW is
+    already more than MAX_LAG past that, NOW (the datagrams owed since
+    are dropped at the source).  Returns (next due time, datagrams
+    skipped)."""
+    nxt += step
+    behind = now - nxt
+    if behind <= max_lag:
+        return nxt, 0
+    return now, int(behind / step)
+
+
 class CrossTraffic:
     """Constant-bit-rate UDP from each (sender ns, receiver ns, receiver
     addr) flow at RATE_KBIT, in frames of FRAME bytes on the wire
-    (payload = FRAME - 42).  Sinks are bound so no ICMP comes back; the
-    data is never read (the receivers' buffers drop it, after the
-    bottleneck)."""
+    (payload = FRAME - 42), never faster than that rate for longer than
+    CBR_MAX_LAG_S (see cbr_schedule: SKIPPED counts what a stalled sender
+    gave up).  Sinks are bound so no ICMP comes back; the data is never
+    read (the receivers' buffers drop it, after the bottleneck)."""
 
     def __init__(self, flows, rate_kbit, frame=1514, port=9000):
         self.rate_kbit, self.frame = rate_kbit, frame
@@ -774,6 +798,7 @@ class CrossTraffic:
         self._stop = threading.Event()
         self._thread = None
         self.sent = 0
+        self.skipped = 0
 
     def start(self):
         if not self.socks or self.rate_kbit <= 0:
@@ -784,8 +809,8 @@ class CrossTraffic:
 
     def _run(self):
         payload = b"c" * (self.frame - 42)
-        interval = self.frame * 8 / (self.rate_kbit * 1000.0)
         n = len(self.socks)
+        step = self.frame * 8 / (self.rate_kbit * 1000.0) / n
         nxt = time.monotonic()
         i = 0
         while not self._stop.is_set():
@@ -796,12 +821,11 @@ class CrossTraffic:
             except OSError:
                 pass
             i += 1
-            nxt += interval / n
+            nxt, skipped = cbr_schedule(nxt, time.monotonic(), step)
+            self.skipped += skipped
             d = nxt - time.monotonic()
             if d > 0:
                 self._stop.wait(d)
-            elif d < -1.0:          # fell far behind (loaded host): resync
-                nxt = time.monotonic()
 
     def stop(self):
         self._stop.set()

@@ -34,3 +34,37 @@ def test_keepalive_server_and_client_over_loopback():
     finally:
         srv.kill()
         srv.wait()
+
+
+def test_cbr_schedule_keeps_time_and_never_catches_up_in_a_burst():
+    from cocktail_lab.traffic import CBR_MAX_LAG_S, cbr_schedule
+    step = 0.001
+    # On time: each datagram is due one step after the last.
+    assert cbr_schedule(1.0, 1.0, step) == (1.001, 0)
+    # Late by less than the allowed lag: keep the schedule (catch up).
+    nxt, skipped = cbr_schedule(1.0, 1.001 + CBR_MAX_LAG_S / 2, step)
+    assert (nxt, skipped) == (1.001, 0)
+    # A 1 s stall: the schedule restarts now, the owed datagrams are given
+    # up and counted, so what follows goes out at the rate again.
+    nxt, skipped = cbr_schedule(1.0, 2.0, step)
+    assert nxt == 2.0 and skipped == 999
+
+
+def test_cbr_sender_after_a_stall_sends_no_more_than_the_lag_at_once():
+    """Replay the sender's loop against a clock that stalls for 0.5 s:
+    the datagrams sent with no wait in between (a burst) stay within what
+    CBR_MAX_LAG_S of the rate allows."""
+    from cocktail_lab.traffic import CBR_MAX_LAG_S, cbr_schedule
+    step, now, nxt = 0.0003, 0.0, 0.0
+    burst = longest = 0
+    for i in range(5000):
+        if i == 1000:
+            now += 0.5                      # the guest stalls
+        nxt, _ = cbr_schedule(nxt, now, step)
+        if nxt > now:
+            now = nxt                       # waits: a burst ends
+            burst = 0
+        else:
+            burst += 1                      # due already: sent at once
+            longest = max(longest, burst)
+    assert 0 < longest <= CBR_MAX_LAG_S / step + 1
