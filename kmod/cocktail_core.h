@@ -232,8 +232,8 @@ CK_FN u64 ck_train_rate(struct sock *sk)
  * The check of a measured restart reached @verdict.  A full flight keeps
  * its window but no more than is in flight (plus the extra segments), so
  * that ending the pacing does not release a burst; a failed check drops
- * to the window of the rate the ACKs showed and makes it ssthresh, so
- * the connection goes on in congestion avoidance from there.  After a
+ * to the window of the rate the ACKs showed and slow-starts from there
+ * back towards the flight's window (cp_exit_ssthresh()).  After a
  * loss the kernel's recovery (PRR) brings cwnd down to the ssthresh
  * ck_ssthresh() returns.  Returns that window, in segments.
  */
@@ -258,7 +258,11 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 		cwnd = cp_max(cp_bdp_segs(rate, path_rtt, tp->mss_cache),
 			      CP_SSTHRESH_MIN);
 		if (verdict != CP_CHECK_LOSS)
-			tp->snd_ssthresh = cwnd;
+			tp->snd_ssthresh =
+				cp_exit_ssthresh(cwnd, tp->snd_ssthresh,
+						 cp_bdp_segs(ca->pace_rate,
+							     path_rtt,
+							     tp->mss_cache));
 	}
 	if (verdict != CP_CHECK_LOSS)
 		shell_set_cwnd(tp, cwnd);

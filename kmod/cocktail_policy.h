@@ -635,6 +635,24 @@ static inline u64 cp_exit_rate(enum cp_check verdict, u64 sent_rate,
 }
 
 /*
+ * ssthresh after a failed check (rtt or rate verdict): the exit's window
+ * @exit_cwnd is the share the ACKs showed, usually below what the path
+ * held before the idle period; slow start takes the connection from
+ * there back up to the flight's window @flight_bdp (the pre-idle rate's
+ * BDP), at most to the pre-idle @ssthresh, and congestion avoidance goes
+ * on from there.  Setting ssthresh at the exit's window instead would
+ * leave a connection that met a short queue (an RTT rise) to grow one
+ * segment a round trip from a fraction of its share.  If the competitor
+ * keeps its share, the slow start's overshoot is one round trip's
+ * doubling above the share, and the loss response takes it back.
+ */
+static inline u32 cp_exit_ssthresh(u32 exit_cwnd, u32 ssthresh,
+				   u32 flight_bdp)
+{
+	return cp_max(exit_cwnd, cp_min(ssthresh, flight_bdp));
+}
+
+/*
  * Initial ssthresh from Hoe's estimate ("Improving the Start-up Behavior
  * of a Congestion Control Scheme for TCP", 1996): segments sent back to
  * back leave the bottleneck spaced by its rate, and so do their ACKs;

@@ -146,9 +146,12 @@
  *         v                                  exit: rate' = the ACK rate
  *     full: cwnd = min(cwnd, in flight + 2)  (else rate * min RTT / RTT,
  *     misses - 1                             or rate / 2 after a loss);
- *         |                                  cwnd = ssthresh = rate' * min
- *         |                                  RTT / mss (after a loss: the
- *         |                                  ssthresh, min with Reno's);
+ *         |                                  cwnd = rate' * min RTT / mss,
+ *         |                                  ssthresh = max(cwnd, min(
+ *         |                                  ssthresh, BDP)): slow start
+ *         |                                  back up to the flight's BDP
+ *         |                                  (after a loss: ssthresh =
+ *         |                                  min(cwnd, the growth's own));
  *         |                                  misses + 1
  *         v                                       v
  *                 pacing state restored, ACK-clocked sending

@@ -515,6 +515,12 @@ static void test_measure(void)
 	CHECK_EQ(cp_exit_rate(CP_CHECK_RTT, CP_U64_MAX, 0, 250000, 200000),
 		 CP_U64_MAX >> 1);
 
+	/* ssthresh after an rtt/rate exit: slow start back to the BDP */
+	CHECK_EQ(cp_exit_ssthresh(40, 0x7fffffff, 417), 417);	/* no loss yet */
+	CHECK_EQ(cp_exit_ssthresh(40, 200, 417), 200);	/* pre-idle ssthresh */
+	CHECK_EQ(cp_exit_ssthresh(40, 200, 30), 40);	/* never below cwnd */
+	CHECK_EQ(cp_exit_ssthresh(40, 2, 417), 40);
+
 	/* Hoe: 9 segments of 1448 B in 10,426 us at 100 ms: 1.25e6 B/s */
 	CHECK_EQ(cp_hoe_ssthresh(9, 10426, 1448, 100000), 87);
 	CHECK_EQ(cp_hoe_ssthresh(2, 10426, 1448, 100000), 0);
