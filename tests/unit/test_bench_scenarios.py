@@ -48,6 +48,20 @@ def test_bench_run_and_make_ask_the_registry():
     assert runner.SCENARIOS == scenarios.NAMES
 
 
+def test_bench_run_refuses_an_out_the_vm_cannot_write(tmp_path):
+    """The VM writes only inside the repository: an --out elsewhere is
+    refused on the host, before the VM starts, in either spelling."""
+    for args in (["--out", str(tmp_path / "r")],
+                 ["--out=%s" % (tmp_path / "r")]):
+        p = subprocess.run([str(REPO / "bench" / "run"), "restart",
+                            "--quick"] + args, cwd=REPO, text=True,
+                           capture_output=True, timeout=60)
+        assert p.returncode == 2, p.stderr
+        assert "is outside %s, which is all the VM can write" % REPO in \
+            p.stderr, p.stderr
+    assert not (tmp_path / "r").exists()
+
+
 def test_help_lists_the_scenarios_and_resume():
     p = subprocess.run([str(REPO / "bench" / "run"), "--help"], cwd=REPO,
                        text=True, capture_output=True)
