@@ -79,6 +79,9 @@ def load(only=None):
         d = REPO / (only.get(src) or [d])[0]
         path = d / "runs.csv"
         if not path.exists():
+            if src in only:
+                raise SystemExit("scorecard: %s=%s: no runs.csv there"
+                                 % (src, only[src][0]))
             continue
         rows = [r for r in table.read_csv(path) if r.get("policy")]
         if src == "restart":

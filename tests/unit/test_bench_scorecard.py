@@ -297,9 +297,9 @@ def test_goals_quiet_against_the_ideal_busy_against_linux_default():
                                "busy_met": 1}
 
 
-def run_scorecard(tmp_path, *args):
+def run_scorecard(tmp_path, *args, ok=True):
     """bench/run scorecard ARGS on the host, as bench/run runs it; fails
-    the test on a non-zero exit."""
+    the test on a non-zero exit (OK=False: on a zero one); the process."""
     repo = Path(__file__).resolve().parents[2]
     env = dict(os.environ, MPLCONFIGDIR=str(tmp_path / "mpl"),
                PYTHONPATH=os.pathsep.join([str(repo / "lab"),
@@ -307,7 +307,19 @@ def run_scorecard(tmp_path, *args):
     p = subprocess.run([sys.executable, "-m", "bench.lib.runner",
                         "scorecard"] + list(args), cwd=repo, text=True,
                        capture_output=True, timeout=300, env=env)
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    assert (p.returncode == 0) == ok, p.stdout[-3000:] + p.stderr[-3000:]
+    return p
+
+
+def test_scorecard_refuses_a_named_source_without_runs(tmp_path):
+    """A result directory named with --only that holds no runs.csv is an
+    error naming it, not a grid silently left out."""
+    p = run_scorecard(tmp_path, "--only", "restart=%s,keepalive=none" %
+                      (tmp_path / "nothing"), "--out", str(tmp_path / "sc"),
+                      ok=False)
+    assert "restart=%s: no runs.csv there" % (tmp_path / "nothing") in \
+        p.stderr, p.stderr
+    assert not (tmp_path / "sc" / "README.md").exists()
 
 
 def test_scorecard_scores_the_committed_grids(tmp_path):
