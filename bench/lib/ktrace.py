@@ -1,7 +1,7 @@
 """The module's tracepoints during a bench run (bench/run --trace).
 
-start() clears the trace buffer and enables tcp_cocktail:cocktail_restart
-and tcp_cocktail:cocktail_pace_end; policies.apply() writes a trace_marker line
+start() clears the trace buffer and enables tcp_cocktail:cocktail_restart,
+cocktail_pace_end and cocktail_check; policies.apply() writes a trace_marker line
 ("bench policy=NAME") each time it applies a policy, so every event can be
 attributed to the policy in force; stop() disables the events and writes
 
@@ -9,7 +9,9 @@ attributed to the policy in force; stop() disables the events and writes
     restarts.csv   one row per event: time, event, policy, and the
                    event's own fields (sport, dport, requested, policy
                    applied, idle_us, srtt_us, path_rtt_us, cwnd_before,
-                   cwnd_after, pacing_rate; reason, segs, duration_us)
+                   cwnd_after, pacing_rate; reason, segs, duration_us;
+                   a restart=measure check's verdict, elapsed_us,
+                   sent_rate, ack_rate, min_rtt_us, misses)
 
 The kernel's ring buffer is per CPU and finite: `lost` in meta.json counts
 the events the kernel reported as overwritten.
@@ -19,7 +21,7 @@ from pathlib import Path
 
 from cocktail_lab.capture import Trace, tracefs
 
-EVENTS = ("cocktail_restart", "cocktail_pace_end")
+EVENTS = ("cocktail_restart", "cocktail_pace_end", "cocktail_check")
 BUFFER_KB = 8192
 _trace = None   # the capture.Trace while start() is in effect
 

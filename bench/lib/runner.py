@@ -283,7 +283,7 @@ def main(argv=None):
                     "(an interrupted --append run cannot be resumed)")
     ap.add_argument("--trace", action="store_true",
                     help="record the module's tracepoints (restart, "
-                    "pace_end) into trace.txt and restarts.csv")
+                    "pace_end, check) into trace.txt and restarts.csv")
     ap.add_argument("--report-only", action="store_true",
                     help="rebuild table/plots from an existing runs.csv")
     args = ap.parse_args(argv)

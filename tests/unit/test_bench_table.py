@@ -128,7 +128,7 @@ def test_switch_point():
 TRACE = """\
 # tracer: nop
 #
-# entries-in-buffer/entries-written: 5/7   #P:2
+# entries-in-buffer/entries-written: 6/8   #P:2
 #
 #           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION
 #              | |         |   |||||     |         |
@@ -137,6 +137,7 @@ TRACE = """\
           python-301     [001] .....   820.000100: tracing_mark_write: bench policy=cocktail-auto
           <idle>-0       [000] ..s1.   823.500000: cocktail_restart: sport=5003 dport=40102 requested=auto policy=pace idle_us=1001000 rto_us=420000 srtt_us=220000 path_rtt_us=201000 cwnd_before=30 cwnd_after=30 ssthresh=25 pacing_rate=199000
           <idle>-0       [000] ..s1.   823.700000: cocktail_pace_end: sport=5003 dport=40102 reason=ack segs=30 duration_us=198000 pacing_rate=199000
+          <idle>-0       [000] ..s1.   830.100000: cocktail_check: sport=5003 dport=40104 verdict=rtt segs=3 elapsed_us=900 sent_rate=2500000 ack_rate=0 srtt_us=26000 min_rtt_us=20100 cwnd=12 ssthresh=36 misses=1
 """
 
 
@@ -146,11 +147,13 @@ def test_ktrace_parse_attributes_events_to_the_marked_policy():
     assert [(r["event"], r["bench_policy"]) for r in rows] == [
         ("cocktail_restart", "cocktail-keep"),
         ("cocktail_restart", "cocktail-auto"),
-        ("cocktail_pace_end", "cocktail-auto")]
+        ("cocktail_pace_end", "cocktail-auto"),
+        ("cocktail_check", "cocktail-auto")]
     assert rows[0]["applied"] == "keep" and rows[0]["cwnd_after"] == 40
     assert rows[1]["requested"] == "auto" and rows[1]["applied"] == "pace"
     assert rows[1]["path_rtt_us"] == 201000 and rows[1]["t"] == 823.5
     assert rows[2]["reason"] == "ack" and rows[2]["duration_us"] == 198000
+    assert rows[3]["verdict"] == "rtt" and rows[3]["misses"] == 1
 
 
 def test_ktrace_stop_writes_files_and_counts_lost(tmp_path):
@@ -164,12 +167,12 @@ def test_ktrace_stop_writes_files_and_counts_lost(tmp_path):
     (fake / "trace").write_text(TRACE)
     out = tmp_path / "out"
     out.mkdir()
-    assert ktrace.stop(out, trace) == {"events": 3, "lost": 2}
+    assert ktrace.stop(out, trace) == {"events": 4, "lost": 2}
     enable = fake / "events/tcp_cocktail/cocktail_restart/enable"
     assert enable.read_text() == "0\n"
     assert (out / "trace.txt").read_text() == TRACE
     rows = table.read_csv(out / "restarts.csv")
-    assert [r["applied"] for r in rows] == ["keep", "pace", None]
+    assert [r["applied"] for r in rows] == ["keep", "pace", None, None]
 
 
 def test_policy_summary():
