@@ -20,11 +20,25 @@ and run 60 s (5 s with --quick); each flow's throughput over that time
 and Jain's index of the two, (x1 + x2)^2 / (2 (x1^2 + x2^2)), 1.0 for an
 equal share, 0.5 when one flow takes everything.
 
+A loss-epoch cell (`epoch`, the fairness cell's path): one bulk transfer
+per variant, 45 s (20 s with --quick), its sender's tcp_info (cwnd,
+ssthresh, retransmissions, congestion state) read every 20 ms into
+epoch-VARIANT-REP.csv.  A loss event starts where the retransmissions
+grow while the connection was in Open or Disorder; an epoch runs from
+the end of one loss event's recovery (back in Open) to the start of the
+next.  The table gives, for the second epoch after slow start (the
+first when there is only one): the window at the loss (W_max), the
+window the epoch starts from and their ratio (the multiplicative
+decrease: 0.7 for CUBIC, 0.5 for NewReno), the time to regain W_max and
+the epoch's length; epoch.png draws that epoch's cwnd against time for
+the four variants: CUBIC's concave-then-convex curve against NewReno's
+line of one segment a round trip.
+
 Options (bench/run growth ...):
   --quick                 one cell (100 ms, 10 Mbit/s, 1 BDP) and the
                           fairness cell, 1 repetition (default 3; --reps N)
   --only cell=100ms-10mbit-1bdp,...   a subset of the cells (fair: the
-                          fairness cell)
+                          fairness cell, epoch: the loss-epoch cell)
 """
 import time
 
@@ -36,8 +50,24 @@ RTTS = (20, 100, 200)                 # ms
 RATES = (10, 50)                      # Mbit/s
 QUEUES = (0.25, 1, 2)                 # BDPs
 QUICK_CELLS = ("100ms-10mbit-1bdp",)
-FAIR = "fair"
 FRAME = 1514                          # bytes on the link per MSS segment
+FAIR = "fair"
+EPOCH = "epoch"
+# the path of the fairness and loss-epoch cells: 100 ms, 10 Mbit/s, a
+# one-BDP drop-tail queue (83 packets)
+SHARED = dict(rtt=100, rate=10, queue_bdp=1,
+              limit=int(round(10e6 / 8 * 0.1 / FRAME)))
+# on that path a loss comes at about 2 BDP (166 segments): CUBIC regains
+# it in K = cbrt(166 x 0.3 / 0.4) = 5 s (RFC 9438 section 4.2), NewReno
+# climbs back from half of it in 83 round trips of 100-200 ms, 8-17 s;
+# 45 s hold two epochs of each after slow start, 20 s (--quick) one
+EPOCH_SECS, EPOCH_QUICK_SECS = 45, 20
+# tcp_info readings: many per round trip, few enough for TCG's Python
+EPOCH_SAMPLE_S = 0.02
+# tcp_info ca_state values (include/uapi/linux/tcp.h) in which a new
+# retransmission starts a loss event (in CWR, Recovery or Loss it is
+# part of the one under way)
+CA_OPEN, CA_DISORDER = 0, 1
 # variant -> bench policy (bench/lib/policies.py), and the kernel
 # baseline each cocktail growth is compared with
 VARIANTS = {"cocktail-cubic": "cocktail-cubic", "cubic": "linux-default",
@@ -62,9 +92,10 @@ def cells():
 def chosen(ctx):
     check.keys("growth", ctx.only, ("cell",))
     known = cells()
-    names = ctx.only.get("cell") or (list(QUICK_CELLS) + [FAIR]
-                                     if ctx.quick else list(known) + [FAIR])
-    check.values("growth", "cell", names, list(known) + [FAIR])
+    extra = [FAIR, EPOCH]
+    names = ctx.only.get("cell") or (list(QUICK_CELLS) + extra
+                                     if ctx.quick else list(known) + extra)
+    check.values("growth", "cell", names, list(known) + extra)
     return names, known
 
 
@@ -127,8 +158,7 @@ def jain(xs):
 
 def run_fair(ctx, secs, rows):
     """cocktail-cubic and the kernel's cubic, one flow each, together."""
-    c = dict(rtt=100, rate=10, queue_bdp=1,
-             limit=int(round(10e6 / 8 * 0.1 / FRAME)))
+    c = SHARED
     flows = (("cocktail-cubic", 0), ("cubic", 1))
     with Topo(rtt=c["rtt"], rate="%dmbit" % c["rate"], limit=c["limit"],
               senders=2) as topo:
@@ -177,6 +207,134 @@ def run_fair(ctx, secs, rows):
             policies.revert([p["server_ns"] for p in topo.pairs])
 
 
+SAMPLE_FIELDS = ("t_s", "cwnd", "ssthresh", "retrans", "ca_state")
+
+
+def loss_epochs(samples):
+    """The complete loss epochs of a trace: SAMPLES are dicts of
+    SAMPLE_FIELDS in time order.  A loss event starts at a sample whose
+    retransmissions grew while the one before was in Open or Disorder;
+    its recovery ends at the next sample in Open.  An epoch runs from that
+    sample to the last one before the next loss event.  Per epoch:
+    start_s and end_s (seconds into the trace), w_max (cwnd at the last
+    sample before the loss event that opened the epoch), w_start (cwnd
+    at its start), beta (w_start / w_max), regain_s (seconds from its
+    start to the first sample with cwnd >= w_max; None if it never did),
+    first and last (indices into SAMPLES)."""
+    starts = [i for i in range(1, len(samples))
+              if samples[i]["retrans"] > samples[i - 1]["retrans"] and
+              samples[i - 1]["ca_state"] in (CA_OPEN, CA_DISORDER)]
+    out = []
+    for k, loss in enumerate(starts[:-1]):
+        first = next((i for i in range(loss, starts[k + 1])
+                      if samples[i]["ca_state"] == CA_OPEN), None)
+        if first is None:
+            continue
+        last = starts[k + 1] - 1
+        w_max = samples[loss - 1]["cwnd"]
+        w_start = samples[first]["cwnd"]
+        t0 = samples[first]["t_s"]
+        regain = next((samples[i]["t_s"] - t0
+                       for i in range(first, last + 1)
+                       if samples[i]["cwnd"] >= w_max), None)
+        out.append(dict(start_s=t0, end_s=samples[last]["t_s"],
+                        w_max=w_max, w_start=w_start,
+                        beta=round(w_start / w_max, 3) if w_max else None,
+                        regain_s=None if regain is None else round(regain, 3),
+                        first=first, last=last))
+    return out
+
+
+def shown_epoch(epochs):
+    """The epoch the table and the plot show: the second (the first
+    after slow start's overshoot is set by where slow start ended), or
+    the only one; None without any."""
+    if not epochs:
+        return None
+    return epochs[1] if len(epochs) > 1 else epochs[0]
+
+
+def trace_bulk(topo, pol, secs):
+    """A bulk transfer of SECS seconds from the server (POL's congestion
+    control) with its tcp_info read every EPOCH_SAMPLE_S: (samples,
+    Mbit/s received, retransmissions)."""
+    p = topo.pairs[0]
+    lst = traffic.Listener(p["server_ns"], p["server_addr"], PORT)
+    bulk = None
+    samples = []
+    try:
+        srv, cli = traffic.tcp_pair(lst, p["client_ns"], pol.cc, timeout=300)
+        bulk = traffic.Bulk(srv, cli)
+        t0 = time.monotonic()
+        bulk.start()
+        nxt = t0
+        while True:
+            now = time.monotonic()
+            if now - t0 >= secs:
+                break
+            i = tcpinfo.get(srv)
+            samples.append(dict(t_s=round(now - t0, 4), cwnd=i["snd_cwnd"],
+                                ssthresh=i["snd_ssthresh"],
+                                retrans=i["total_retrans"],
+                                ca_state=i["ca_state"]))
+            nxt += EPOCH_SAMPLE_S
+            time.sleep(max(0.0, nxt - time.monotonic()))
+        got = bulk.received
+        retrans = tcpinfo.get(srv)["total_retrans"]
+    finally:
+        if bulk is not None:
+            bulk.stop()
+        lst.close()
+    return samples, round(got * 8 / secs / 1e6, 3), retrans
+
+
+def run_epoch(ctx, secs, rows):
+    """The four variants one after the other on one path, each a traced
+    bulk transfer; the samples go to epoch-VARIANT-REP.csv beside
+    runs.csv, the row names the file and sums up its shown epoch."""
+    c = dict(SHARED)
+    pols = {v: policies.BY_NAME[p] for v, p in VARIANTS.items()}
+    with Topo(rtt=c["rtt"], rate="%dmbit" % c["rate"],
+              limit=c["limit"]) as topo:
+        ctx.tc.append({"cell": EPOCH, "netem_topo": topo.args(),
+                       "tc": topo.info["tc"]})
+        try:
+            for rep in range(ctx.reps):
+                for v in order.for_rep(list(VARIANTS), rep):
+                    if ctx.skip(cell=EPOCH, variant=v, rep=rep):
+                        continue
+                    row = dict(cell=EPOCH, variant=v, rep=rep,
+                               cc=pols[v].cc, secs=secs, **c)
+                    try:
+                        row["params"] = policies.apply(pols[v],
+                                                       [topo.server])
+                        samples, mbit, retrans = trace_bulk(topo, pols[v],
+                                                            secs)
+                        name = "epoch-%s-%d.csv" % (v, rep)
+                        table.write_csv(ctx.outdir / name, samples,
+                                        SAMPLE_FIELDS)
+                        eps = loss_epochs(samples)
+                        shown = shown_epoch(eps) or {}
+                        row.update(mbit_s=mbit, retrans=retrans,
+                                   samples=name, epochs=len(eps),
+                                   **{k: shown.get(k) for k in
+                                      ("start_s", "end_s", "w_max",
+                                       "w_start", "beta", "regain_s")})
+                    except (OSError, RuntimeError, ValueError,
+                            KeyError) as e:
+                        row["error"] = "%s: %s" % (type(e).__name__, e)
+                    rows.append(row)
+                    ctx.log("%-8s %-15s %s Mbit/s, %s retrans, %s epochs, "
+                            "beta %s" % (EPOCH, v, row.get("mbit_s"),
+                                         row.get("retrans"),
+                                         row.get("epochs"), row.get("beta")))
+                    ctx.tick()
+                    time.sleep(0.5)
+                ctx.save(rows)
+        finally:
+            policies.revert([topo.server])
+
+
 def run(ctx):
     names, known = chosen(ctx)
     ctx.reps = ctx.reps or (1 if ctx.quick else 3)
@@ -187,6 +345,9 @@ def run(ctx):
     for n in names:
         if n == FAIR:
             run_fair(ctx, 5 if ctx.quick else 60, rows)
+        elif n == EPOCH:
+            run_epoch(ctx, EPOCH_QUICK_SECS if ctx.quick else EPOCH_SECS,
+                      rows)
         else:
             run_cell(ctx, n, known[n], secs, rows)
     return rows
@@ -200,11 +361,12 @@ def report(ctx, rows):
           "repetitions; ratio = cocktail's median / the kernel's; "
           "retransmissions: median per transfer.\n\n"]
     md += ["- %s\n" % n for n in ctx.notes]
-    md.append("\n| cell | variant | Mbit/s | ratio | retrans |\n"
-              "|---|---|---|---|---|\n")
+    if any(r["cell"] not in (FAIR, EPOCH) for r in rows):
+        md.append("\n| cell | variant | Mbit/s | ratio | retrans |\n"
+                  "|---|---|---|---|---|\n")
     groups = {}
     for cell in dict.fromkeys(r["cell"] for r in rows):
-        if cell == FAIR:
+        if cell in (FAIR, EPOCH):
             continue
         mine = [r for r in rows if r["cell"] == cell]
 
@@ -238,7 +400,53 @@ def report(ctx, rows):
                 table.fmt(stats.median([r["jain"] for r in sel]))))
         groups.setdefault(FAIR, {})["Jain's index"] = [
             r["jain"] for r in fair if r["variant"] == "fair-cocktail-cubic"]
+    md += report_epoch(ctx, [r for r in rows if r["cell"] == EPOCH])
     (ctx.outdir / "table.md").write_text("".join(md))
-    plot.bars(ctx.outdir / "growth.png",
-              "cocktail's growth / the kernel's, bulk throughput",
-              "ratio (fair: Jain's index)", groups)
+    if groups:
+        plot.bars(ctx.outdir / "growth.png",
+                  "cocktail's growth / the kernel's, bulk throughput",
+                  "ratio (fair: Jain's index)", groups)
+
+
+def report_epoch(ctx, rows):
+    """The loss-epoch cell's table lines, and epoch.png: each variant's
+    shown epoch (of its first repetition with one) as cwnd against the
+    seconds since the epoch began."""
+    if not rows:
+        return []
+    md = ["\nOne loss epoch per transfer, 100 ms, 10 Mbit/s, 1 BDP queue "
+          "(the second after slow start, or the only one): cwnd at the "
+          "loss (W_max, segments), where the epoch starts and its ratio "
+          "to W_max, seconds to regain W_max, the epoch's length; "
+          "epochs: complete epochs in the trace.\n\n"
+          "| variant | rep | Mbit/s | retrans | epochs | W_max | start | "
+          "start / W_max | regain s | epoch s |\n"
+          "|---|---|---|---|---|---|---|---|---|---|\n"]
+    series = {}
+    for v in VARIANTS:
+        for r in sorted((r for r in rows if r["variant"] == v),
+                        key=lambda r: r["rep"]):
+            length = r["end_s"] - r["start_s"] \
+                if r.get("end_s") is not None else None
+            md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n"
+                      % (v, r["rep"], table.fmt(r.get("mbit_s")),
+                         r.get("retrans"), r.get("epochs"),
+                         r.get("w_max", "n/a"), r.get("w_start", "n/a"),
+                         table.fmt(r.get("beta")),
+                         table.fmt(r.get("regain_s")), table.fmt(length)))
+            path = ctx.outdir / str(r.get("samples"))
+            if v in series or not r.get("samples") or not path.exists():
+                continue
+            samples = table.read_csv(path)
+            shown = shown_epoch(loss_epochs(samples))
+            if shown:
+                t0 = samples[shown["first"]]["t_s"]
+                series[v] = [(x["t_s"] - t0, [x["cwnd"]]) for x in
+                             samples[shown["first"]:shown["last"] + 1]]
+    if series:
+        plot.lines(ctx.outdir / "epoch.png",
+                   "one loss epoch: the module's growths and the kernel's "
+                   "(100 ms, 10 Mbit/s, 1 BDP)",
+                   "seconds since the epoch began", "cwnd (segments)",
+                   series)
+    return md
