@@ -118,9 +118,11 @@ def bulk(topo, pol, nbytes, pair=0):
             "retrans": info["total_retrans"]}
 
 
-def run_cell(ctx, name, c, secs, rows):
+def run_cell(ctx, name, c, rows, transfer, extra=None):
+    """The four variants interleaved on one path of cell NAME (C: rtt,
+    rate, limit...), each TRANSFER(topo, policy, variant, rep): the
+    row's measured fields.  EXTRA: more fields for every row."""
     pols = {v: policies.BY_NAME[p] for v, p in VARIANTS.items()}
-    nbytes = int(c["rate"] * 1e6 / 8 * secs)
     with Topo(rtt=c["rtt"], rate="%dmbit" % c["rate"],
               limit=c["limit"]) as topo:
         ctx.tc.append({"cell": name, "netem_topo": topo.args(),
@@ -131,17 +133,20 @@ def run_cell(ctx, name, c, secs, rows):
                     if ctx.skip(cell=name, variant=v, rep=rep):
                         continue
                     row = dict(cell=name, variant=v, rep=rep, cc=pols[v].cc,
-                               **c)
+                               **c, **(extra or {}))
                     try:
                         row["params"] = policies.apply(pols[v],
                                                        [topo.server])
-                        row.update(bulk(topo, pols[v], nbytes))
+                        row.update(transfer(topo, pols[v], v, rep))
                     except (OSError, RuntimeError, ValueError,
                             KeyError) as e:
                         row["error"] = "%s: %s" % (type(e).__name__, e)
                     rows.append(row)
-                    ctx.log("%-20s %-15s %s Mbit/s, %s retrans" % (
-                        name, v, row.get("mbit_s"), row.get("retrans")))
+                    ctx.log("%-20s %-15s %s Mbit/s, %s retrans%s" % (
+                        name, v, row.get("mbit_s"), row.get("retrans"),
+                        ", %s epochs, beta %s" % (row.get("epochs"),
+                                                  row.get("beta"))
+                        if name == EPOCH else ""))
                     ctx.tick()
                     time.sleep(0.5)
                 ctx.save(rows)
@@ -289,50 +294,21 @@ def trace_bulk(topo, pol, secs):
 
 
 def run_epoch(ctx, secs, rows):
-    """The four variants one after the other on one path, each a traced
-    bulk transfer; the samples go to epoch-VARIANT-REP.csv beside
-    runs.csv, the row names the file and sums up its shown epoch."""
-    c = dict(SHARED)
-    pols = {v: policies.BY_NAME[p] for v, p in VARIANTS.items()}
-    with Topo(rtt=c["rtt"], rate="%dmbit" % c["rate"],
-              limit=c["limit"]) as topo:
-        ctx.tc.append({"cell": EPOCH, "netem_topo": topo.args(),
-                       "tc": topo.info["tc"]})
-        try:
-            for rep in range(ctx.reps):
-                for v in order.for_rep(list(VARIANTS), rep):
-                    if ctx.skip(cell=EPOCH, variant=v, rep=rep):
-                        continue
-                    row = dict(cell=EPOCH, variant=v, rep=rep,
-                               cc=pols[v].cc, secs=secs, **c)
-                    try:
-                        row["params"] = policies.apply(pols[v],
-                                                       [topo.server])
-                        samples, mbit, retrans = trace_bulk(topo, pols[v],
-                                                            secs)
-                        name = "epoch-%s-%d.csv" % (v, rep)
-                        table.write_csv(ctx.outdir / name, samples,
-                                        SAMPLE_FIELDS)
-                        eps = loss_epochs(samples)
-                        shown = shown_epoch(eps) or {}
-                        row.update(mbit_s=mbit, retrans=retrans,
-                                   samples=name, epochs=len(eps),
-                                   **{k: shown.get(k) for k in
-                                      ("start_s", "end_s", "w_max",
-                                       "w_start", "beta", "regain_s")})
-                    except (OSError, RuntimeError, ValueError,
-                            KeyError) as e:
-                        row["error"] = "%s: %s" % (type(e).__name__, e)
-                    rows.append(row)
-                    ctx.log("%-8s %-15s %s Mbit/s, %s retrans, %s epochs, "
-                            "beta %s" % (EPOCH, v, row.get("mbit_s"),
-                                         row.get("retrans"),
-                                         row.get("epochs"), row.get("beta")))
-                    ctx.tick()
-                    time.sleep(0.5)
-                ctx.save(rows)
-        finally:
-            policies.revert([topo.server])
+    """The loss-epoch cell: each variant a traced bulk transfer; the
+    samples go to epoch-VARIANT-REP.csv beside runs.csv, the row names
+    the file and sums up its shown epoch."""
+    def transfer(topo, pol, v, rep):
+        samples, mbit, retrans = trace_bulk(topo, pol, secs)
+        name = "epoch-%s-%d.csv" % (v, rep)
+        table.write_csv(ctx.outdir / name, samples, SAMPLE_FIELDS)
+        eps = loss_epochs(samples)
+        shown = shown_epoch(eps) or {}
+        return dict(mbit_s=mbit, retrans=retrans, samples=name,
+                    epochs=len(eps),
+                    **{k: shown.get(k) for k in ("start_s", "end_s", "w_max",
+                                                 "w_start", "beta",
+                                                 "regain_s")})
+    run_cell(ctx, EPOCH, dict(SHARED), rows, transfer, {"secs": secs})
 
 
 def run(ctx):
@@ -349,7 +325,9 @@ def run(ctx):
             run_epoch(ctx, EPOCH_QUICK_SECS if ctx.quick else EPOCH_SECS,
                       rows)
         else:
-            run_cell(ctx, n, known[n], secs, rows)
+            nbytes = int(known[n]["rate"] * 1e6 / 8 * secs)
+            run_cell(ctx, n, known[n], rows,
+                     lambda topo, pol, v, rep, nb=nbytes: bulk(topo, pol, nb))
     return rows
 
 
