@@ -233,9 +233,16 @@ CK_FN u64 ck_train_rate(struct sock *sk)
  * its window but no more than is in flight (plus the extra segments), so
  * that ending the pacing does not release a burst; a failed check drops
  * to the window of the rate the ACKs showed and slow-starts from there
- * back towards the flight's window (cp_exit_ssthresh()).  After a
- * loss the kernel's recovery (PRR) brings cwnd down to the ssthresh
- * ck_ssthresh() returns.  Returns that window, in segments.
+ * back towards the flight's window (cp_exit_ssthresh()).  That window is
+ * the rate times the RTT the ACKs showed (their lowest sample) when they
+ * showed a rate: a queue someone else keeps full stays, and a window at
+ * the minimum RTT would leave the connection a fraction of its share;
+ * an exit rate guessed without ACK rate (an RTT rise, a loss) is taken
+ * at the minimum RTT.  The ACK-train filter is lowered to the exit rate:
+ * it is the filter that reads above the path when the host bunches ACKs,
+ * and the next restart should not pace above what this one found.
+ * After a loss the kernel's recovery (PRR) brings cwnd down to the
+ * ssthresh ck_ssthresh() returns.  Returns that window, in segments.
  */
 CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 {
@@ -246,7 +253,7 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 	u32 segs = ca->mstate == CM_CHECK ?
 		   tp->delivered - ca->train_delivered : 0;
 	u64 rate;
-	u32 cwnd = shell_cwnd(tp);
+	u32 cwnd = shell_cwnd(tp), rtt;
 
 	if (verdict == CP_CHECK_FULL) {
 		if (tp->packets_out)
@@ -255,7 +262,11 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 	} else {
 		rate = cp_exit_rate(verdict, ca->pace_rate, ack_rate,
 				    shell_srtt_us(tp), path_rtt);
-		cwnd = cp_max(cp_bdp_segs(rate, path_rtt, tp->mss_cache),
+		cp_maxwin_lower(&ca->cap, rate);
+		rtt = ack_rate ? cp_exit_rtt_us(path_rtt,
+						cp_check_rtt_us(ca->check_rtt)) :
+				 path_rtt;
+		cwnd = cp_max(cp_bdp_segs(rate, rtt, tp->mss_cache),
 			      CP_SSTHRESH_MIN);
 		if (verdict != CP_CHECK_LOSS)
 			tp->snd_ssthresh =
@@ -296,12 +307,15 @@ CK_FN void ck_check_ack(struct sock *sk, s32 rtt_us)
 		ca->train_us = (u32)tp->tcp_mstamp;
 		ca->train_delivered = tp->delivered;
 		ca->pace_end_seq = tp->snd_nxt;
+		ca->check_rtt = CP_CHECK_RTT_NONE;
 	}
 	if (!tp->packets_out) {
 		ck_check_end(sk, CP_CHECK_FULL);
 		return;
 	}
-	verdict = cp_check_ack(rtt_us > 0 ? rtt_us : 0, ck_path_rtt_us(tp),
+	ca->check_rtt = cp_check_rtt_min(ca->check_rtt, rtt_us);
+	verdict = cp_check_ack(cp_check_rtt_us(ca->check_rtt),
+			       ck_path_rtt_us(tp),
 			       shell_param(check_rtt_pct),
 			       tp->delivered - ca->train_delivered,
 			       (u32)tp->tcp_mstamp - ca->train_us,
@@ -652,7 +666,7 @@ CK_FN void ck_sample_bw(struct sock *sk)
 {
 	struct cocktail *ca = shell_ca(sk);
 	const struct tcp_sock *tp = shell_tp(sk);
-	u32 sig = cp_sample_sig(tp->rate_delivered, tp->rate_interval_us);
+	u16 sig = cp_sample_sig(tp->rate_delivered, tp->rate_interval_us);
 	u64 bw;
 
 	/*

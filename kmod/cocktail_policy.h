@@ -378,14 +378,32 @@ static inline u64 cp_maxwin_get(const struct cp_maxwin *w)
 }
 
 /*
+ * Lower both buckets to at most @rate B/s: a measurement that showed the
+ * path slower than the filter's max replaces what it disproved, without
+ * raising anything or moving the window.
+ */
+static inline void cp_maxwin_lower(struct cp_maxwin *w, u64 rate)
+{
+	u64 v = rate >> CP_MAXWIN_SHIFT;
+
+	if (v < w->cur)
+		w->cur = (u32)v;
+	if (v < w->prev)
+		w->prev = (u32)v;
+}
+
+/*
  * A signature of the kernel's saved rate sample (segments delivered over
  * an interval in us), to tell a new sample from the one already seen: the
  * kernel keeps the last one until a new one replaces it.  Two different
- * samples with one signature cost one missed sample, nothing else.
+ * samples with one signature cost one missed sample, nothing else; 16
+ * bits make that one new sample in 65536.
  */
-static inline u32 cp_sample_sig(u32 delivered, u32 interval_us)
+static inline u16 cp_sample_sig(u32 delivered, u32 interval_us)
 {
-	return interval_us ^ (delivered * 2654435761U);
+	u32 h = interval_us ^ (delivered * 2654435761U);
+
+	return (u16)(h ^ (h >> 16));
 }
 
 /*
@@ -478,11 +496,72 @@ static inline u32 cp_cwv7661_nvp_ssthresh(u32 ssthresh, u32 cwnd)
 
 /*
  * The ACK rate is compared with the sending rate only over at least 16
- * segments delivered after the flight's first ACK (8 delayed ACKs): over
- * 8 a quiet path's ACKs have been measured at 70% of the sending rate in
- * the test VM, one late ACK being a quarter of the span.
+ * segments delivered after the flight's first ACK (8 delayed ACKs) and
+ * an eighth of the path's minimum RTT: over 8 segments a quiet path's
+ * ACKs have been measured at 70% of the sending rate in the test VM,
+ * one late ACK being a quarter of the span, and over 16-27 segments of
+ * a 200 ms path (10-15 ms) still at half to 85%, a host's scheduling
+ * hiccup of a few milliseconds being a third of the span.  An eighth of
+ * the RTT is still inside the check's one round trip with room for the
+ * verdict to act on most of the flight.
  */
 #define CP_CHECK_MIN_SEGS	16U
+#define CP_CHECK_RATE_SPAN_SHIFT	3U
+
+/*
+ * The RTT is judged on the lowest sample of the check so far, and only
+ * from 4 segments delivered after the first ACK on (the first ACK and
+ * two more delayed ones): a queue the flight meets or builds raises
+ * every sample, a host or link hiccup one or two.  A single late sample
+ * at the first ACK would otherwise end the flight before any ACK rate
+ * is known, at a rate guessed from that one RTT.
+ */
+#define CP_CHECK_RTT_SEGS	4U
+
+/*
+ * An RTT rise counts only above 4 ms as well as above rtt_pct % of the
+ * minimum: RFC 9406's MIN_RTT_THRESH, the rise below which HyStart++
+ * does not trust a queue to be there.  On a 1 ms path 25% is 250 us,
+ * less than a host's timer and scheduling noise.
+ */
+#define CP_CHECK_RTT_FLOOR_US	4000U
+
+/*
+ * The check's lowest RTT sample is kept in 16 bits of 32 us (up to
+ * 2.1 s; higher saturates, and CP_CHECK_RTT_NONE says no sample yet):
+ * the socket's private area has no room for another 32-bit word, and
+ * 32 us is below 1% of the 4 ms rise the check looks for.
+ */
+#define CP_CHECK_RTT_SHIFT	5U
+#define CP_CHECK_RTT_NONE	0xffffU
+
+/* An RTT sample in us as the check keeps it, rounded up, saturated. */
+static inline u16 cp_check_rtt_pack(u32 rtt_us)
+{
+	u32 v = (u32)(((u64)rtt_us + (1U << CP_CHECK_RTT_SHIFT) - 1) >>
+		      CP_CHECK_RTT_SHIFT);
+
+	return v >= CP_CHECK_RTT_NONE ? CP_CHECK_RTT_NONE - 1 : (u16)v;
+}
+
+/* ... and back, in us; 0 for CP_CHECK_RTT_NONE (no sample). */
+static inline u32 cp_check_rtt_us(u16 packed)
+{
+	if (packed == CP_CHECK_RTT_NONE)
+		return 0;
+	return (u32)packed << CP_CHECK_RTT_SHIFT;
+}
+
+/* The check's lowest sample after one more (@rtt_us <= 0: none). */
+static inline u16 cp_check_rtt_min(u16 packed, s32 rtt_us)
+{
+	u16 v;
+
+	if (rtt_us <= 0)
+		return packed;
+	v = cp_check_rtt_pack((u32)rtt_us);
+	return v < packed ? v : packed;
+}
 
 /* An ACK train feeds the rate filter from 8 segments (4 delayed ACKs). */
 #define CP_TRAIN_MIN_SEGS	8U
@@ -583,26 +662,32 @@ static inline u32 cp_measure_misses(u32 misses, enum cp_check verdict)
 }
 
 /*
- * One ACK of a measured restart's check.  @rtt_us is the ACK's RTT sample
- * (0: none), @min_rtt_us the path's minimum from before the idle period;
- * @segs were delivered in @elapsed_us since the flight's first ACK, which
- * was sent at @sent_rate B/s.  An RTT above @rtt_pct % of the minimum
- * means a queue is building: someone else now uses the path, or the rate
- * was too high.  ACKs slower than @rate_pct % of the sending rate mean the
- * path delivers less than the flight sends (a competitor's share, a
- * slower link).
+ * One ACK of a measured restart's check.  @rtt_us is the lowest RTT
+ * sample of the check so far (0: none), @min_rtt_us the path's minimum
+ * from before the idle period; @segs were delivered in @elapsed_us since
+ * the flight's first ACK, which was sent at @sent_rate B/s.  An RTT above
+ * @rtt_pct % of the minimum (and more than CP_CHECK_RTT_FLOOR_US above
+ * it) on every sample from the first ACK on means a queue is building:
+ * someone else now uses the path, or the rate was too high.  ACKs slower
+ * than @rate_pct % of the sending rate over CP_CHECK_MIN_SEGS segments
+ * and an eighth of the minimum RTT mean the path delivers less than the
+ * flight sends (a competitor's share, a slower link).
  */
 static inline enum cp_check cp_check_ack(u32 rtt_us, u32 min_rtt_us,
 					 u32 rtt_pct, u32 segs,
 					 u32 elapsed_us, u32 mss,
 					 u64 sent_rate, u32 rate_pct)
 {
+	bool known = cp_min_rtt_known(min_rtt_us);
 	u64 ack_rate;
 
-	if (rtt_us && cp_min_rtt_known(min_rtt_us) &&
-	    (u64)rtt_us * 100 > (u64)min_rtt_us * rtt_pct)
+	if (rtt_us && known && segs >= CP_CHECK_RTT_SEGS &&
+	    (u64)rtt_us * 100 > (u64)min_rtt_us * rtt_pct &&
+	    rtt_us > min_rtt_us &&
+	    rtt_us - min_rtt_us > CP_CHECK_RTT_FLOOR_US)
 		return CP_CHECK_RTT;
-	if (segs < CP_CHECK_MIN_SEGS || !elapsed_us)
+	if (segs < CP_CHECK_MIN_SEGS || !elapsed_us ||
+	    (known && elapsed_us < min_rtt_us >> CP_CHECK_RATE_SPAN_SHIFT))
 		return CP_CHECK_GOING;
 	ack_rate = cp_rate(segs, mss, elapsed_us, CP_U64_MAX);
 	if (sent_rate <= CP_U64_MAX / 100 &&
@@ -632,6 +717,16 @@ static inline u64 cp_exit_rate(enum cp_check verdict, u64 sent_rate,
 	    cp_mul_u64_u32(sent_rate, min_rtt_us, &prod))
 		return cp_div_u64_rem(prod, rtt_us, &r);
 	return sent_rate >> 1;
+}
+
+/*
+ * The RTT a failed check's window is sized at when its ACKs showed a
+ * rate, in us: their lowest sample @check_rtt_us (0: none), never below
+ * the path's minimum @path_rtt_us.
+ */
+static inline u32 cp_exit_rtt_us(u32 path_rtt_us, u32 check_rtt_us)
+{
+	return check_rtt_us > path_rtt_us ? check_rtt_us : path_rtt_us;
 }
 
 /*

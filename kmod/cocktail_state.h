@@ -89,7 +89,11 @@ struct cocktail {
 	u32 pace_start_us;		/* us: low 32 bits of tcp_mstamp */
 	u32 cwv_stamp;			/* jiffies: last cwnd-limited or decay */
 	u32 nvp_stamp;			/* jiffies: RFC 7661 NVP start */
-	u32 bw_sig;			/* hash of the last rate sample fed */
+	u16 bw_sig;			/* hash of the last rate sample fed */
+	u16 check_rtt;			/* measure: the check's lowest RTT
+					 * sample, cp_check_rtt_pack() units
+					 * (32 us), CP_CHECK_RTT_NONE: none
+					 */
 	union {
 		struct cp_cubic cu;	/* growth=cubic: W_max, epoch, W_est */
 		struct cp_hystart hs;	/* growth=cubic: initial slow start */

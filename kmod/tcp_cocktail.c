@@ -136,17 +136,25 @@
  *         |  first ACK of the flight: the train starts (time, delivered),
  *         |  the check ends one round trip later (snd_nxt now)
  *         v
- *     CHECK: every ACK (.pkts_acked) ----- RTT > check_rtt_pct % min RTT
+ *     CHECK: every ACK (.pkts_acked) ----- the check's lowest RTT >
+ *         |                           |    check_rtt_pct % min RTT and
+ *         |                           |    min RTT + 4 ms (after >= 4
+ *         |                           |    segments)
  *         |                           |--- ACKs deliver below
  *         |                           |    check_rate_pct % of rate
- *         |                           |    (after >= 16 segments)
+ *         |                           |    (after >= 16 segments and
+ *         |                           |    min RTT / 8)
  *         |                           '--- loss, RTO or ECN (.ssthresh)
  *         |  a round trip of ACKs, or             |
  *         |  nothing left in flight               v
  *         v                                  exit: rate' = the ACK rate
  *     full: cwnd = min(cwnd, in flight + 2)  (else rate * min RTT / RTT,
  *     misses - 1                             or rate / 2 after a loss);
- *         |                                  cwnd = rate' * min RTT / mss,
+ *         |                                  cwnd = rate' * RTT / mss
+ *         |                                  (the check's lowest RTT
+ *         |                                  with an ACK rate, else the
+ *         |                                  min RTT); the train filter
+ *         |                                  lowered to rate';
  *         |                                  ssthresh = max(cwnd, min(
  *         |                                  ssthresh, BDP)): slow start
  *         |                                  back up to the flight's BDP
@@ -167,6 +175,10 @@
  * RTT, its share slows the ACKs, an overflowing buffer drops.  Then the
  * flight leaves the old rate within the round trip in which the first
  * ACKs arrive, for the rate the ACKs show, without waiting for a loss.
+ * The check judges the RTT on its lowest sample and the ACK rate over a
+ * stretch of the flight, so that one late ACK (a host's hiccup, which
+ * raises one or two samples and stretches a short span) is not taken
+ * for a path that changed.
  * The check's full verdict keeps the window at what is in flight, so
  * ending the pacing releases no burst.  misses (0..3) is the connection's
  * memory: each failed check halves its next flight, each passed one
@@ -419,7 +431,8 @@ static unsigned int cocktail_check_rtt_pct __read_mostly = 125;
 /*
  * restart=measure: ACKs at less than 75% of the sending rate mean a
  * competitor takes at least a quarter of the bottleneck; noise in the ACK
- * spacing over CP_CHECK_MIN_SEGS segments stays well inside that.
+ * spacing over CP_CHECK_MIN_SEGS segments and an eighth of the RTT stays
+ * well inside that.
  */
 static unsigned int cocktail_check_rate_pct __read_mostly = 75;
 /* On: without it ssthresh starts at the kernel's "infinity". */
@@ -610,7 +623,7 @@ static const struct kernel_param_ops cocktail_check_rtt_ops = {
 
 module_param_cb(check_rtt_pct, &cocktail_check_rtt_ops,
 		&cocktail_check_rtt_pct, 0644);
-MODULE_PARM_DESC(check_rtt_pct, "restart=measure leaves the paced flight when an ACK's RTT is above this percentage of the path's minimum RTT (101..1000, default 125)");
+MODULE_PARM_DESC(check_rtt_pct, "restart=measure leaves the paced flight when the lowest RTT of its ACKs is above this percentage of the path's minimum RTT, and 4 ms above it (101..1000, default 125)");
 
 /* 0 % would never fail; 100 % or more would fail on every ACK. */
 static int cocktail_check_rate_set(const char *val,

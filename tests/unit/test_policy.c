@@ -472,35 +472,81 @@ static void test_measure(void)
 	CHECK_EQ(cp_measure_misses(2, CP_CHECK_RATE), 3);
 	CHECK_EQ(cp_measure_misses(3, CP_CHECK_LOSS), 3);
 
-	/* the check: RTT above 125 % of 200 ms */
-	CHECK_EQ(cp_check_ack(250000, 200000, 125, 0, 0, 1448, 1250000, 75),
+	/* the check: the lowest RTT above 125 % of 200 ms, from 4 segments */
+	CHECK_EQ(cp_check_ack(250000, 200000, 125, 4, 3000, 1448, 1250000, 75),
 		 CP_CHECK_GOING);
-	CHECK_EQ(cp_check_ack(250001, 200000, 125, 0, 0, 1448, 1250000, 75),
+	CHECK_EQ(cp_check_ack(250001, 200000, 125, 4, 3000, 1448, 1250000, 75),
 		 CP_CHECK_RTT);
+	/* ... not at the first ACK or the next: one late sample is not a queue */
+	CHECK_EQ(cp_check_ack(900000, 200000, 125, 0, 0, 1448, 1250000, 75),
+		 CP_CHECK_GOING);
+	CHECK_EQ(cp_check_ack(900000, 200000, 125, 3, 2000, 1448, 1250000,
+			      75), CP_CHECK_GOING);
+	/* ... and 4 ms above the minimum: 25 % of 8 ms is not enough */
+	CHECK_EQ(cp_check_ack(12000, 8000, 125, 4, 300, 1448, 1250000, 75),
+		 CP_CHECK_GOING);
+	CHECK_EQ(cp_check_ack(12001, 8000, 125, 4, 300, 1448, 1250000, 75),
+		 CP_CHECK_RTT);
+	/* ... a percentage below 100 never reads a drop as a rise */
+	CHECK_EQ(cp_check_ack(1000, 200000, 0, 4, 300, 1448, 1250000, 75),
+		 CP_CHECK_GOING);
 	/* no RTT sample, or no minimum: no RTT verdict */
-	CHECK_EQ(cp_check_ack(0, 200000, 125, 0, 0, 1448, 1250000, 75),
+	CHECK_EQ(cp_check_ack(0, 200000, 125, 4, 300, 1448, 1250000, 75),
 		 CP_CHECK_GOING);
-	CHECK_EQ(cp_check_ack(900000, ~0U, 125, 0, 0, 1448, 1250000, 75),
+	CHECK_EQ(cp_check_ack(900000, ~0U, 125, 4, 300, 1448, 1250000, 75),
 		 CP_CHECK_GOING);
-	/* ACK rate: 16 x 1448 B in 18,534 us is 1.25e6 B/s: as sent */
-	CHECK_EQ(cp_check_ack(200000, 200000, 125, 16, 18534, 1448, 1250000,
+	/* ACK rate: 32 x 1448 B in 37,068 us is 1.25e6 B/s: as sent */
+	CHECK_EQ(cp_check_ack(200000, 200000, 125, 32, 37068, 1448, 1250000,
 			      75), CP_CHECK_GOING);
 	/* ... in twice the time: half the rate sent */
+	CHECK_EQ(cp_check_ack(200000, 200000, 125, 32, 74136, 1448, 1250000,
+			      75), CP_CHECK_RATE);
+	/* ... 74 % of it over 16 segments, but in less than 25 ms, an
+	 * eighth of 200 ms: no verdict yet; half of it over 37 ms: one */
+	CHECK_EQ(cp_check_ack(200000, 200000, 125, 16, 24999, 1448, 1250000,
+			      75), CP_CHECK_GOING);
 	CHECK_EQ(cp_check_ack(200000, 200000, 125, 16, 37068, 1448, 1250000,
 			      75), CP_CHECK_RATE);
+	/* ... and on a 20 ms path 16 segments in 2.5 ms or more suffice */
+	CHECK_EQ(cp_check_ack(0, 20000, 125, 16, 24999, 1448, 1250000, 75),
+		 CP_CHECK_RATE);
 	/* ... exactly 75 % is not below 75 % */
-	CHECK_EQ(cp_check_ack(200000, 200000, 125, 3, 3475, 1000, 1150862,
-			      75), CP_CHECK_GOING);
-	CHECK_EQ(cp_check_ack(0, 200000, 125, 30, 32000, 1000, 1250000, 75),
+	CHECK_EQ(cp_check_ack(0, 20000, 125, 30, 32000, 1000, 1250000, 75),
 		 CP_CHECK_GOING);	/* 937,500 B/s = 75.0 % */
-	CHECK_EQ(cp_check_ack(0, 200000, 125, 30, 32001, 1000, 1250000, 75),
+	CHECK_EQ(cp_check_ack(0, 20000, 125, 30, 32001, 1000, 1250000, 75),
 		 CP_CHECK_RATE);
 	/* fewer than 16 segments: no rate verdict however slow */
 	CHECK_EQ(cp_check_ack(0, 200000, 125, 15, 1000000, 1448, 1250000, 75),
 		 CP_CHECK_GOING);
+	/* no minimum RTT: 16 segments suffice */
+	CHECK_EQ(cp_check_ack(0, ~0U, 125, 16, 37068, 1448, 1250000, 75),
+		 CP_CHECK_RATE);
 	/* huge rates do not overflow */
-	CHECK_EQ(cp_check_ack(0, 200000, 125, 16, 1, 65535, CP_U64_MAX, 75),
-		 CP_CHECK_GOING);
+	CHECK_EQ(cp_check_ack(0, 200000, 125, 16, 100000, 65535, CP_U64_MAX,
+			      75), CP_CHECK_GOING);
+
+	/* the check's lowest RTT: 32 us units, rounded up, saturated */
+	CHECK_EQ(cp_check_rtt_pack(0), 0);
+	CHECK_EQ(cp_check_rtt_pack(1), 1);
+	CHECK_EQ(cp_check_rtt_pack(32), 1);
+	CHECK_EQ(cp_check_rtt_pack(33), 2);
+	CHECK_EQ(cp_check_rtt_pack(0xffffffffu), CP_CHECK_RTT_NONE - 1);
+	CHECK_EQ(cp_check_rtt_us(CP_CHECK_RTT_NONE), 0);
+	CHECK_EQ(cp_check_rtt_us(cp_check_rtt_pack(21666)), 21696);
+	CHECK_EQ(cp_check_rtt_min(CP_CHECK_RTT_NONE, 27000),
+		 cp_check_rtt_pack(27000));
+	CHECK_EQ(cp_check_rtt_min(cp_check_rtt_pack(27000), 41000),
+		 cp_check_rtt_pack(27000));
+	CHECK_EQ(cp_check_rtt_min(cp_check_rtt_pack(27000), 22000),
+		 cp_check_rtt_pack(22000));
+	CHECK_EQ(cp_check_rtt_min(cp_check_rtt_pack(27000), -1),
+		 cp_check_rtt_pack(27000));	/* no sample */
+	CHECK_EQ(cp_check_rtt_min(CP_CHECK_RTT_NONE, 0), CP_CHECK_RTT_NONE);
+
+	/* a failed check's window RTT: the ACKs' lowest, at least the min */
+	CHECK_EQ(cp_exit_rtt_us(20000, 31000), 31000);
+	CHECK_EQ(cp_exit_rtt_us(20000, 19000), 20000);
+	CHECK_EQ(cp_exit_rtt_us(20000, 0), 20000);
 
 	/* the rate a failed check drops to */
 	CHECK_EQ(cp_exit_rate(CP_CHECK_RATE, 1250000, 600000, 210000, 200000),
@@ -545,6 +591,22 @@ static void test_measure(void)
 	CHECK(cp_sample_sig(10, 1000) != cp_sample_sig(11, 1000));
 	CHECK(cp_sample_sig(10, 1000) != cp_sample_sig(10, 1001));
 	CHECK_EQ(cp_sample_sig(10, 1000), cp_sample_sig(10, 1000));
+
+	/* a filter lowered to what a check found: never raised */
+	{
+		struct cp_maxwin w;
+
+		cp_maxwin_reset(&w, 0);
+		cp_maxwin_update(&w, 0, 10, 3200000);
+		cp_maxwin_update(&w, 10, 10, 1600000);	/* 3.2e6 now prev */
+		cp_maxwin_lower(&w, 2400000);
+		CHECK_EQ(cp_maxwin_get(&w), 2400000);
+		cp_maxwin_lower(&w, 5000000);
+		CHECK_EQ(cp_maxwin_get(&w), 2400000);
+		cp_maxwin_lower(&w, 1000000);
+		CHECK_EQ(cp_maxwin_get(&w), 1000000);
+		CHECK_EQ(w.start, 10);
+	}
 
 	/* the path's rate: the larger estimate, at most the cap */
 	CHECK_EQ(cp_path_rate(339000, 1190000, CP_U64_MAX), 1190000);
