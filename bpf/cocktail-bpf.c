@@ -522,12 +522,12 @@ static int on_event(void *ctx, void *data, size_t len)
 		       e->segs, e->duration_us,
 		       (unsigned long long)e->pacing_rate);
 	else if (e->type == CEV_CHECK)
-		printf("cocktail_check: sport=%u dport=%u verdict=%s segs=%u elapsed_us=%u sent_rate=%llu ack_rate=%llu srtt_us=%u min_rtt_us=%u cwnd=%u ssthresh=%u misses=%u\n",
+		printf("cocktail_check: sport=%u dport=%u verdict=%s segs=%u elapsed_us=%u send_us=%u sent_rate=%llu ack_rate=%llu rtt_us=%u min_rtt_us=%u cwnd=%u ssthresh=%u misses=%u\n",
 		       e->sport, e->dport,
 		       name_of(cocktail_check_names, CP_NR_CHECKS, e->verdict),
-		       e->segs, e->duration_us,
+		       e->segs, e->duration_us, e->send_us,
 		       (unsigned long long)e->pacing_rate,
-		       (unsigned long long)e->ack_rate, e->srtt_us,
+		       (unsigned long long)e->ack_rate, e->rtt_us,
 		       e->path_rtt_us, e->cwnd_after, e->ssthresh, e->misses);
 	fflush(stdout);
 	return 0;

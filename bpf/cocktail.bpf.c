@@ -451,7 +451,8 @@ static __always_inline void shell_emit_restart(struct sock *sk, __u32 req,
 }
 
 static __always_inline void shell_emit_check(struct sock *sk, __u32 verdict,
-					     __u32 segs, __u64 ack_rate,
+					     __u32 segs, __u32 send_us,
+					     __u32 rtt_us, __u64 ack_rate,
 					     __u32 path_rtt)
 {
 	struct cocktail *ca = shell_ca(sk);
@@ -463,9 +464,10 @@ static __always_inline void shell_emit_check(struct sock *sk, __u32 verdict,
 	e->verdict = verdict;
 	e->segs = segs;
 	e->duration_us = (__u32)tp->tcp_mstamp - ca->train_us;
+	e->send_us = send_us;
 	e->pacing_rate = ca->pace_rate;
 	e->ack_rate = ack_rate;
-	e->srtt_us = shell_srtt_us(tp);
+	e->rtt_us = rtt_us;
 	e->path_rtt_us = path_rtt;
 	e->cwnd_after = tp->snd_cwnd;
 	e->ssthresh = tp->snd_ssthresh;

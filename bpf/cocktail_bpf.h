@@ -23,9 +23,9 @@ enum cocktail_event_type {
 /*
  * One ring buffer record; fields not used by the type are 0.  A check
  * (CEV_CHECK) uses segs, duration_us (elapsed since the flight's first
- * ACK), pacing_rate (the flight's, sent_rate), ack_rate, srtt_us,
- * path_rtt_us (min_rtt_us), cwnd_after (cwnd), ssthresh, verdict and
- * misses.
+ * ACK), send_us, pacing_rate (the flight's, sent_rate), ack_rate,
+ * rtt_us, path_rtt_us (min_rtt_us), cwnd_after (cwnd), ssthresh,
+ * verdict and misses.
  */
 struct cocktail_event {
 	__u64 ts_ns;		/* CLOCK_MONOTONIC, as the trace clock */
@@ -48,6 +48,8 @@ struct cocktail_event {
 	__u32 duration_us;	/* pace_end: from the start of pacing */
 	__u32 verdict;		/* check: enum cp_check */
 	__u32 misses;		/* check: recent failed checks */
+	__u32 send_us;		/* check: between the segments' sending */
+	__u32 rtt_us;		/* check: the ACKs' lowest RTT, 0: none */
 	__u32 pad;
 };
 

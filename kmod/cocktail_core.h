@@ -215,17 +215,35 @@ CK_FN u64 ck_restart_rate(struct sock *sk, u32 cwnd)
 			    (enum cp_pace_rate)shell_param(pace_rate));
 }
 
-/* The ACK train's rate in B/s, 0 while too few segments tell it. */
+/*
+ * Microseconds between the sending of the last segment the flight's
+ * first ACK was for and that of the last one delivered now: at
+ * .pkts_acked the kernel's rate code has just set tp->first_tx_mstamp to
+ * the send time of the most recently sent segment this ACK delivered
+ * (tcp_rate_skb_delivered()).
+ */
+CK_FN u32 ck_check_send_us(struct sock *sk)
+{
+	const struct cocktail *ca = shell_ca(sk);
+	const struct tcp_sock *tp = shell_tp(sk);
+	u32 us = (u32)tp->first_tx_mstamp - ca->check_sent_us;
+
+	/* a segment sent before the first ACK's (SACKed late): no span */
+	return (s32)us > 0 ? us : 0;
+}
+
+/* The check's ACK rate in B/s (cp_check_rate()), 0 until it tells. */
 CK_FN u64 ck_train_rate(struct sock *sk)
 {
 	const struct cocktail *ca = shell_ca(sk);
 	const struct tcp_sock *tp = shell_tp(sk);
-	u32 segs = tp->delivered - ca->train_delivered;
 
-	if (ca->mstate != CM_CHECK || segs < CP_CHECK_MIN_SEGS)
+	if (ca->mstate != CM_CHECK)
 		return 0;
-	return cp_rate(segs, tp->mss_cache,
-		       (u32)tp->tcp_mstamp - ca->train_us, CP_U64_MAX);
+	return cp_check_rate(tp->delivered - ca->train_delivered,
+			     tp->mss_cache,
+			     (u32)tp->tcp_mstamp - ca->train_us,
+			     ck_check_send_us(sk));
 }
 
 /*
@@ -250,8 +268,10 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 	struct tcp_sock *tp = shell_tp(sk);
 	u32 path_rtt = ck_path_rtt_us(tp);
 	u64 ack_rate = ck_train_rate(sk);
-	u32 segs = ca->mstate == CM_CHECK ?
-		   tp->delivered - ca->train_delivered : 0;
+	bool in_check = ca->mstate == CM_CHECK;
+	u32 segs = in_check ? tp->delivered - ca->train_delivered : 0;
+	u32 send_us = in_check ? ck_check_send_us(sk) : 0;
+	u32 check_rtt = in_check ? cp_check_rtt_us(ca->check_rtt) : 0;
 	u64 rate;
 	u32 cwnd = shell_cwnd(tp), rtt;
 
@@ -261,11 +281,10 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 					    CP_MEASURE_EXTRA_SEGS);
 	} else {
 		rate = cp_exit_rate(verdict, ca->pace_rate, ack_rate,
-				    shell_srtt_us(tp), path_rtt);
+				    check_rtt ? check_rtt : shell_srtt_us(tp),
+				    path_rtt);
 		cp_maxwin_lower(&ca->cap, rate);
-		rtt = ack_rate ? cp_exit_rtt_us(path_rtt,
-						cp_check_rtt_us(ca->check_rtt)) :
-				 path_rtt;
+		rtt = ack_rate ? cp_exit_rtt_us(path_rtt, check_rtt) : path_rtt;
 		cwnd = cp_max(cp_bdp_segs(rate, rtt, tp->mss_cache),
 			      CP_SSTHRESH_MIN);
 		if (verdict != CP_CHECK_LOSS)
@@ -278,9 +297,12 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 	if (verdict != CP_CHECK_LOSS)
 		shell_set_cwnd(tp, cwnd);
 	ca->mstate = CM_NONE;
+	/* the flight's window was in use: validation starts over */
+	ca->cwv_stamp = shell_jiffies();
 	ca->misses = cp_measure_misses(ca->misses, verdict);
 	shell_count(cocktail_check_counter(verdict));
-	shell_emit_check(sk, verdict, segs, ack_rate, path_rtt);
+	shell_emit_check(sk, verdict, segs, send_us, check_rtt, ack_rate,
+			 path_rtt);
 	shell_pace_stop(sk, verdict == CP_CHECK_LOSS ?
 			CC_PACE_ENDED_LOSS : CC_PACE_ENDED,
 			CPE_CHECK + verdict);
@@ -308,6 +330,7 @@ CK_FN void ck_check_ack(struct sock *sk, s32 rtt_us)
 		ca->train_delivered = tp->delivered;
 		ca->pace_end_seq = tp->snd_nxt;
 		ca->check_rtt = CP_CHECK_RTT_NONE;
+		ca->check_sent_us = (u32)tp->first_tx_mstamp;
 	}
 	if (!tp->packets_out) {
 		ck_check_end(sk, CP_CHECK_FULL);
@@ -319,8 +342,8 @@ CK_FN void ck_check_ack(struct sock *sk, s32 rtt_us)
 			       shell_param(check_rtt_pct),
 			       tp->delivered - ca->train_delivered,
 			       (u32)tp->tcp_mstamp - ca->train_us,
-			       tp->mss_cache, ca->pace_rate,
-			       shell_param(check_rate_pct));
+			       ck_check_send_us(sk), tp->mss_cache,
+			       ca->pace_rate, shell_param(check_rate_pct));
 	if (verdict == CP_CHECK_GOING && !cp_before(tp->snd_una,
 						    ca->pace_end_seq))
 		verdict = CP_CHECK_FULL;
@@ -877,6 +900,11 @@ CK_FN void ck_in_ack_event(struct sock *sk, u32 flags)
 	 */
 	ck_sample_bw(sk);
 	ck_update_round(sk);
+	/* A measured flight's window is the check's (its timer shares a word). */
+	if (ca->mstate) {
+		shell_stamp(sk);
+		return;
+	}
 	switch (shell_param(cwv)) {
 	case CP_CWV_2861:
 		ck_cwv_2861(sk);

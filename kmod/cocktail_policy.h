@@ -662,34 +662,60 @@ static inline u32 cp_measure_misses(u32 misses, enum cp_check verdict)
 }
 
 /*
+ * The rate the ACKs of a check show, in B/s: @segs delivered after the
+ * flight's first ACK, over the longer of the @ack_us between that ACK
+ * and this one and the @send_us between the sending of the segments the
+ * two ACKs were for, as the kernel's rate samples do (tcp_rate_gen()):
+ * ACKs that a host or link bunched read no faster than the segments
+ * were sent.  0 below CP_CHECK_MIN_SEGS or without a span.
+ */
+static inline u64 cp_check_rate(u32 segs, u32 mss, u32 ack_us, u32 send_us)
+{
+	u32 span = ack_us > send_us ? ack_us : send_us;
+
+	if (segs < CP_CHECK_MIN_SEGS || !span)
+		return 0;
+	return cp_rate(segs, mss, span, CP_U64_MAX);
+}
+
+/*
  * One ACK of a measured restart's check.  @rtt_us is the lowest RTT
  * sample of the check so far (0: none), @min_rtt_us the path's minimum
- * from before the idle period; @segs were delivered in @elapsed_us since
- * the flight's first ACK, which was sent at @sent_rate B/s.  An RTT above
- * @rtt_pct % of the minimum (and more than CP_CHECK_RTT_FLOOR_US above
- * it) on every sample from the first ACK on means a queue is building:
- * someone else now uses the path, or the rate was too high.  ACKs slower
- * than @rate_pct % of the sending rate over CP_CHECK_MIN_SEGS segments
- * and an eighth of the minimum RTT mean the path delivers less than the
- * flight sends (a competitor's share, a slower link).
+ * from before the idle period; @segs were delivered in @ack_us since the
+ * flight's first ACK, and were sent over @send_us (from the last segment
+ * the first ACK was for to the last one this ACK is for) by a flight
+ * paced at @sent_rate B/s.  An RTT above @rtt_pct % of the minimum (and
+ * more than CP_CHECK_RTT_FLOOR_US above it) on every sample from the
+ * first ACK on means a queue is building: someone else now uses the
+ * path, or the rate was too high.  ACKs slower than @rate_pct % of the
+ * rate the segments were sent at (the pacing rate, or less when the
+ * sender fell behind it) over CP_CHECK_MIN_SEGS segments and an eighth
+ * of the minimum RTT mean the path delivers less than the flight sends
+ * (a competitor's share, a slower link).  A sender that fell behind its
+ * pacing rate is no sign of the path.
  */
 static inline enum cp_check cp_check_ack(u32 rtt_us, u32 min_rtt_us,
-					 u32 rtt_pct, u32 segs,
-					 u32 elapsed_us, u32 mss,
-					 u64 sent_rate, u32 rate_pct)
+					 u32 rtt_pct, u32 segs, u32 ack_us,
+					 u32 send_us, u32 mss, u64 sent_rate,
+					 u32 rate_pct)
 {
 	bool known = cp_min_rtt_known(min_rtt_us);
-	u64 ack_rate;
+	u64 ack_rate, send_rate;
 
 	if (rtt_us && known && segs >= CP_CHECK_RTT_SEGS &&
 	    (u64)rtt_us * 100 > (u64)min_rtt_us * rtt_pct &&
 	    rtt_us > min_rtt_us &&
 	    rtt_us - min_rtt_us > CP_CHECK_RTT_FLOOR_US)
 		return CP_CHECK_RTT;
-	if (segs < CP_CHECK_MIN_SEGS || !elapsed_us ||
-	    (known && elapsed_us < min_rtt_us >> CP_CHECK_RATE_SPAN_SHIFT))
+	if (segs < CP_CHECK_MIN_SEGS || !ack_us ||
+	    (known && ack_us < min_rtt_us >> CP_CHECK_RATE_SPAN_SHIFT))
 		return CP_CHECK_GOING;
-	ack_rate = cp_rate(segs, mss, elapsed_us, CP_U64_MAX);
+	ack_rate = cp_rate(segs, mss, ack_us, CP_U64_MAX);
+	if (send_us) {
+		send_rate = cp_rate(segs, mss, send_us, CP_U64_MAX);
+		if (send_rate < sent_rate)
+			sent_rate = send_rate;
+	}
 	if (sent_rate <= CP_U64_MAX / 100 &&
 	    ack_rate <= CP_U64_MAX / 100 &&
 	    ack_rate * 100 < sent_rate * rate_pct)

@@ -35,7 +35,8 @@ enum cocktail_train {
 
 /*
  * Per-connection state, in icsk_ca_priv (104 bytes on 6.1 and 6.12: every
- * field counts, and the struct fills it).  Three pairs share words:
+ * field counts, and the struct fills it).  Fields never live at the same
+ * time share words:
  * - the snapshot of the kernel's restart and the ACK train: the snapshot
  *   lives from CA_EVENT_CWND_RESTART to the CA_EVENT_TX_START of the same
  *   transmit, with nothing in flight, and a train only while data is in
@@ -44,7 +45,10 @@ enum cocktail_train {
  *   slow start only, before any congestion event and any congestion
  *   avoidance, CUBIC's W_max and epoch only from the end of it on (the
  *   end of HyStart++ hands the words over); the hystart bit says which
- *   one holds them.
+ *   one holds them;
+ * - window validation's timer and a measured flight's check: validation
+ *   waits while the flight is out (its window is the check's) and starts
+ *   its timer again when the check ends.
  * Rates are kept in 32 bits of B/s, up to 4.29 GB/s (34 Gbit/s): a
  * paced flight never goes faster, and a pacing rate or cap above that
  * which a flight saves saturates and is put back as ~0UL (no cap).
@@ -87,7 +91,16 @@ struct cocktail {
 					 * ends when snd_una passes it
 					 */
 	u32 pace_start_us;		/* us: low 32 bits of tcp_mstamp */
-	u32 cwv_stamp;			/* jiffies: last cwnd-limited or decay */
+	union {
+		u32 cwv_stamp;		/* jiffies: last cwnd-limited or decay
+					 * (window validation waits while a
+					 * measured flight is out)
+					 */
+		u32 check_sent_us;	/* measure, in CM_CHECK: send time of
+					 * the last segment the flight's first
+					 * ACK was for, low 32 bits of us
+					 */
+	};
 	u32 nvp_stamp;			/* jiffies: RFC 7661 NVP start */
 	u16 bw_sig;			/* hash of the last rate sample fed */
 	u16 check_rtt;			/* measure: the check's lowest RTT

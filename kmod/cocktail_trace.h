@@ -14,7 +14,11 @@
  *                          (restart=measure): full (path unchanged, the
  *                          flight went as sized) or the reason it left
  *                          the flight (rtt, rate, loss), with the rates
- *                          sent and seen and the window it went on with
+ *                          sent and seen, the spans they were seen over
+ *                          (elapsed_us between the ACKs, send_us between
+ *                          the sending of their segments), the lowest
+ *                          RTT of the check's ACKs (rtt_us, 0: none) and
+ *                          the window it went on with
  *
  * The events carry the module's prefix because their trace_<name>()
  * functions and tracepoint symbols are global to the kernel.
@@ -128,11 +132,12 @@ TRACE_EVENT(cocktail_pace_end,
 TRACE_EVENT(cocktail_check,
 
 	TP_PROTO(const struct sock *sk, const char *verdict, u32 segs,
-		 u32 elapsed_us, u64 sent_rate, u64 ack_rate, u32 srtt_us,
-		 u32 min_rtt_us, u32 cwnd, u32 ssthresh, u32 misses),
+		 u32 elapsed_us, u32 send_us, u64 sent_rate, u64 ack_rate,
+		 u32 rtt_us, u32 min_rtt_us, u32 cwnd, u32 ssthresh,
+		 u32 misses),
 
-	TP_ARGS(sk, verdict, segs, elapsed_us, sent_rate, ack_rate, srtt_us,
-		min_rtt_us, cwnd, ssthresh, misses),
+	TP_ARGS(sk, verdict, segs, elapsed_us, send_us, sent_rate, ack_rate,
+		rtt_us, min_rtt_us, cwnd, ssthresh, misses),
 
 	TP_STRUCT__entry(
 		__field(u16, sport)
@@ -140,9 +145,10 @@ TRACE_EVENT(cocktail_check,
 		__array(char, verdict, COCKTAIL_NAME_LEN)
 		__field(u32, segs)
 		__field(u32, elapsed_us)
+		__field(u32, send_us)
 		__field(u64, sent_rate)
 		__field(u64, ack_rate)
-		__field(u32, srtt_us)
+		__field(u32, rtt_us)
 		__field(u32, min_rtt_us)
 		__field(u32, cwnd)
 		__field(u32, ssthresh)
@@ -155,20 +161,22 @@ TRACE_EVENT(cocktail_check,
 		strscpy(__entry->verdict, verdict, COCKTAIL_NAME_LEN);
 		__entry->segs = segs;
 		__entry->elapsed_us = elapsed_us;
+		__entry->send_us = send_us;
 		__entry->sent_rate = sent_rate;
 		__entry->ack_rate = ack_rate;
-		__entry->srtt_us = srtt_us;
+		__entry->rtt_us = rtt_us;
 		__entry->min_rtt_us = min_rtt_us;
 		__entry->cwnd = cwnd;
 		__entry->ssthresh = ssthresh;
 		__entry->misses = misses;
 	),
 
-	TP_printk("sport=%u dport=%u verdict=%s segs=%u elapsed_us=%u sent_rate=%llu ack_rate=%llu srtt_us=%u min_rtt_us=%u cwnd=%u ssthresh=%u misses=%u",
+	TP_printk("sport=%u dport=%u verdict=%s segs=%u elapsed_us=%u send_us=%u sent_rate=%llu ack_rate=%llu rtt_us=%u min_rtt_us=%u cwnd=%u ssthresh=%u misses=%u",
 		  __entry->sport, __entry->dport, __entry->verdict,
-		  __entry->segs, __entry->elapsed_us, __entry->sent_rate,
-		  __entry->ack_rate, __entry->srtt_us, __entry->min_rtt_us,
-		  __entry->cwnd, __entry->ssthresh, __entry->misses)
+		  __entry->segs, __entry->elapsed_us, __entry->send_us,
+		  __entry->sent_rate, __entry->ack_rate, __entry->rtt_us,
+		  __entry->min_rtt_us, __entry->cwnd, __entry->ssthresh,
+		  __entry->misses)
 );
 
 #endif /* _COCKTAIL_TRACE_H */

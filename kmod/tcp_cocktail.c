@@ -141,15 +141,17 @@
  *         |                           |    min RTT + 4 ms (after >= 4
  *         |                           |    segments)
  *         |                           |--- ACKs deliver below
- *         |                           |    check_rate_pct % of rate
+ *         |                           |    check_rate_pct % of the rate
+ *         |                           |    the segments were sent at
  *         |                           |    (after >= 16 segments and
  *         |                           |    min RTT / 8)
  *         |                           '--- loss, RTO or ECN (.ssthresh)
  *         |  a round trip of ACKs, or             |
  *         |  nothing left in flight               v
  *         v                                  exit: rate' = the ACK rate
- *     full: cwnd = min(cwnd, in flight + 2)  (else rate * min RTT / RTT,
- *     misses - 1                             or rate / 2 after a loss);
+ *     full: cwnd = min(cwnd, in flight + 2)  (else rate * min RTT / the
+ *     misses - 1                             check's lowest RTT, or
+ *         |                                  rate / 2 after a loss);
  *         |                                  cwnd = rate' * RTT / mss
  *         |                                  (the check's lowest RTT
  *         |                                  with an ACK rate, else the
@@ -178,7 +180,10 @@
  * The check judges the RTT on its lowest sample and the ACK rate over a
  * stretch of the flight, so that one late ACK (a host's hiccup, which
  * raises one or two samples and stretches a short span) is not taken
- * for a path that changed.
+ * for a path that changed.  It compares the ACKs' rate with the rate the
+ * same segments were sent at (their send times, which the kernel's rate
+ * code leaves in tp->first_tx_mstamp), capped at the pacing rate: a
+ * sender that fell behind its pacing rate is no sign of the path.
  * The check's full verdict keeps the window at what is in flight, so
  * ending the pacing releases no burst.  misses (0..3) is the connection's
  * memory: each failed check halves its next flight, each passed one
@@ -883,14 +888,15 @@ static inline void shell_emit_restart(struct sock *sk, enum cp_policy req,
 }
 
 static inline void shell_emit_check(struct sock *sk, enum cp_check verdict,
-				    u32 segs, u64 ack_rate, u32 path_rtt_us)
+				    u32 segs, u32 send_us, u32 rtt_us,
+				    u64 ack_rate, u32 path_rtt_us)
 {
 	const struct cocktail *ca = inet_csk_ca(sk);
 	const struct tcp_sock *tp = tcp_sk(sk);
 
 	trace_cocktail_check(sk, cocktail_check_names[verdict], segs,
-			     (u32)tp->tcp_mstamp - ca->train_us, ca->pace_rate,
-			     ack_rate, cocktail_srtt_us(tp), path_rtt_us,
+			     (u32)tp->tcp_mstamp - ca->train_us, send_us,
+			     ca->pace_rate, ack_rate, rtt_us, path_rtt_us,
 			     cocktail_cwnd(tp), tp->snd_ssthresh, ca->misses);
 }
 

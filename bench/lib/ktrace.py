@@ -11,7 +11,8 @@ attributed to the policy in force; stop() disables the events and writes
                    applied, idle_us, srtt_us, path_rtt_us, cwnd_before,
                    cwnd_after, pacing_rate; reason, segs, duration_us;
                    a restart=measure check's verdict, elapsed_us,
-                   sent_rate, ack_rate, min_rtt_us, misses)
+                   send_us, sent_rate, ack_rate, rtt_us, min_rtt_us,
+                   misses)
 
 The kernel's ring buffer is per CPU and finite: `lost` in meta.json counts
 the events the kernel reported as overwritten.

@@ -137,7 +137,7 @@ TRACE = """\
           python-301     [001] .....   820.000100: tracing_mark_write: bench policy=cocktail-auto
           <idle>-0       [000] ..s1.   823.500000: cocktail_restart: sport=5003 dport=40102 requested=auto policy=pace idle_us=1001000 rto_us=420000 srtt_us=220000 path_rtt_us=201000 cwnd_before=30 cwnd_after=30 ssthresh=25 pacing_rate=199000
           <idle>-0       [000] ..s1.   823.700000: cocktail_pace_end: sport=5003 dport=40102 reason=ack segs=30 duration_us=198000 pacing_rate=199000
-          <idle>-0       [000] ..s1.   830.100000: cocktail_check: sport=5003 dport=40104 verdict=rtt segs=3 elapsed_us=900 sent_rate=2500000 ack_rate=0 srtt_us=26000 min_rtt_us=20100 cwnd=12 ssthresh=36 misses=1
+          <idle>-0       [000] ..s1.   830.100000: cocktail_check: sport=5003 dport=40104 verdict=rtt segs=4 elapsed_us=900 send_us=850 sent_rate=2500000 ack_rate=0 rtt_us=25600 min_rtt_us=20100 cwnd=12 ssthresh=36 misses=1
 """
 
 
@@ -154,6 +154,7 @@ def test_ktrace_parse_attributes_events_to_the_marked_policy():
     assert rows[1]["path_rtt_us"] == 201000 and rows[1]["t"] == 823.5
     assert rows[2]["reason"] == "ack" and rows[2]["duration_us"] == 198000
     assert rows[3]["verdict"] == "rtt" and rows[3]["misses"] == 1
+    assert rows[3]["rtt_us"] == 25600 and rows[3]["send_us"] == 850
 
 
 def test_ktrace_stop_writes_files_and_counts_lost(tmp_path):

@@ -473,57 +473,72 @@ static void test_measure(void)
 	CHECK_EQ(cp_measure_misses(3, CP_CHECK_LOSS), 3);
 
 	/* the check: the lowest RTT above 125 % of 200 ms, from 4 segments */
-	CHECK_EQ(cp_check_ack(250000, 200000, 125, 4, 3000, 1448, 1250000, 75),
+	CHECK_EQ(cp_check_ack(250000, 200000, 125, 4, 3000, 0, 1448, 1250000, 75),
 		 CP_CHECK_GOING);
-	CHECK_EQ(cp_check_ack(250001, 200000, 125, 4, 3000, 1448, 1250000, 75),
+	CHECK_EQ(cp_check_ack(250001, 200000, 125, 4, 3000, 0, 1448, 1250000, 75),
 		 CP_CHECK_RTT);
 	/* ... not at the first ACK or the next: one late sample is not a queue */
-	CHECK_EQ(cp_check_ack(900000, 200000, 125, 0, 0, 1448, 1250000, 75),
+	CHECK_EQ(cp_check_ack(900000, 200000, 125, 0, 0, 0, 1448, 1250000, 75),
 		 CP_CHECK_GOING);
-	CHECK_EQ(cp_check_ack(900000, 200000, 125, 3, 2000, 1448, 1250000,
-			      75), CP_CHECK_GOING);
+	CHECK_EQ(cp_check_ack(900000, 200000, 125, 3, 2000, 0, 1448, 1250000, 75), CP_CHECK_GOING);
 	/* ... and 4 ms above the minimum: 25 % of 8 ms is not enough */
-	CHECK_EQ(cp_check_ack(12000, 8000, 125, 4, 300, 1448, 1250000, 75),
+	CHECK_EQ(cp_check_ack(12000, 8000, 125, 4, 300, 0, 1448, 1250000, 75),
 		 CP_CHECK_GOING);
-	CHECK_EQ(cp_check_ack(12001, 8000, 125, 4, 300, 1448, 1250000, 75),
+	CHECK_EQ(cp_check_ack(12001, 8000, 125, 4, 300, 0, 1448, 1250000, 75),
 		 CP_CHECK_RTT);
 	/* ... a percentage below 100 never reads a drop as a rise */
-	CHECK_EQ(cp_check_ack(1000, 200000, 0, 4, 300, 1448, 1250000, 75),
+	CHECK_EQ(cp_check_ack(1000, 200000, 0, 4, 300, 0, 1448, 1250000, 75),
 		 CP_CHECK_GOING);
 	/* no RTT sample, or no minimum: no RTT verdict */
-	CHECK_EQ(cp_check_ack(0, 200000, 125, 4, 300, 1448, 1250000, 75),
+	CHECK_EQ(cp_check_ack(0, 200000, 125, 4, 300, 0, 1448, 1250000, 75),
 		 CP_CHECK_GOING);
-	CHECK_EQ(cp_check_ack(900000, ~0U, 125, 4, 300, 1448, 1250000, 75),
+	CHECK_EQ(cp_check_ack(900000, ~0U, 125, 4, 300, 0, 1448, 1250000, 75),
 		 CP_CHECK_GOING);
 	/* ACK rate: 32 x 1448 B in 37,068 us is 1.25e6 B/s: as sent */
-	CHECK_EQ(cp_check_ack(200000, 200000, 125, 32, 37068, 1448, 1250000,
-			      75), CP_CHECK_GOING);
+	CHECK_EQ(cp_check_ack(200000, 200000, 125, 32, 37068, 0, 1448, 1250000, 75), CP_CHECK_GOING);
 	/* ... in twice the time: half the rate sent */
-	CHECK_EQ(cp_check_ack(200000, 200000, 125, 32, 74136, 1448, 1250000,
-			      75), CP_CHECK_RATE);
+	CHECK_EQ(cp_check_ack(200000, 200000, 125, 32, 74136, 0, 1448, 1250000, 75), CP_CHECK_RATE);
 	/* ... 74 % of it over 16 segments, but in less than 25 ms, an
 	 * eighth of 200 ms: no verdict yet; half of it over 37 ms: one */
-	CHECK_EQ(cp_check_ack(200000, 200000, 125, 16, 24999, 1448, 1250000,
-			      75), CP_CHECK_GOING);
-	CHECK_EQ(cp_check_ack(200000, 200000, 125, 16, 37068, 1448, 1250000,
-			      75), CP_CHECK_RATE);
+	CHECK_EQ(cp_check_ack(200000, 200000, 125, 16, 24999, 0, 1448, 1250000, 75), CP_CHECK_GOING);
+	CHECK_EQ(cp_check_ack(200000, 200000, 125, 16, 37068, 0, 1448, 1250000, 75), CP_CHECK_RATE);
 	/* ... and on a 20 ms path 16 segments in 2.5 ms or more suffice */
-	CHECK_EQ(cp_check_ack(0, 20000, 125, 16, 24999, 1448, 1250000, 75),
+	CHECK_EQ(cp_check_ack(0, 20000, 125, 16, 24999, 0, 1448, 1250000, 75),
 		 CP_CHECK_RATE);
 	/* ... exactly 75 % is not below 75 % */
-	CHECK_EQ(cp_check_ack(0, 20000, 125, 30, 32000, 1000, 1250000, 75),
+	CHECK_EQ(cp_check_ack(0, 20000, 125, 30, 32000, 0, 1000, 1250000, 75),
 		 CP_CHECK_GOING);	/* 937,500 B/s = 75.0 % */
-	CHECK_EQ(cp_check_ack(0, 20000, 125, 30, 32001, 1000, 1250000, 75),
+	CHECK_EQ(cp_check_ack(0, 20000, 125, 30, 32001, 0, 1000, 1250000, 75),
 		 CP_CHECK_RATE);
 	/* fewer than 16 segments: no rate verdict however slow */
-	CHECK_EQ(cp_check_ack(0, 200000, 125, 15, 1000000, 1448, 1250000, 75),
+	CHECK_EQ(cp_check_ack(0, 200000, 125, 15, 1000000, 0, 1448, 1250000, 75),
 		 CP_CHECK_GOING);
 	/* no minimum RTT: 16 segments suffice */
-	CHECK_EQ(cp_check_ack(0, ~0U, 125, 16, 37068, 1448, 1250000, 75),
+	CHECK_EQ(cp_check_ack(0, ~0U, 125, 16, 37068, 0, 1448, 1250000, 75),
 		 CP_CHECK_RATE);
 	/* huge rates do not overflow */
-	CHECK_EQ(cp_check_ack(0, 200000, 125, 16, 100000, 65535, CP_U64_MAX,
-			      75), CP_CHECK_GOING);
+	CHECK_EQ(cp_check_ack(0, 200000, 125, 16, 100000, 0, 65535, CP_U64_MAX, 75), CP_CHECK_GOING);
+
+	/* ... slower than the pacing rate, because the sender fell behind
+	 * it: 32 segments' ACKs in 74 ms, half the pacing rate, but sent in
+	 * 70 ms: 95 % of the rate they were sent at */
+	CHECK_EQ(cp_check_ack(200000, 200000, 125, 32, 74136, 70000, 1448,
+			      1250000, 75), CP_CHECK_GOING);
+	/* ... sent in 50 ms: 67 % of it */
+	CHECK_EQ(cp_check_ack(200000, 200000, 125, 32, 74136, 50000, 1448,
+			      1250000, 75), CP_CHECK_RATE);
+	/* ... sent faster than paced (a burst): the pacing rate is the bar */
+	CHECK_EQ(cp_check_ack(200000, 200000, 125, 32, 74136, 10000, 1448,
+			      1250000, 75), CP_CHECK_RATE);
+	CHECK_EQ(cp_check_ack(200000, 200000, 125, 32, 37068, 10000, 1448,
+			      1250000, 75), CP_CHECK_GOING);
+
+	/* the check's ACK rate: over the longer of the ACK and send spans */
+	CHECK_EQ(cp_check_rate(16, 1448, 18534, 0), 1250026);
+	CHECK_EQ(cp_check_rate(16, 1448, 9267, 18534), 1250026); /* bunched */
+	CHECK_EQ(cp_check_rate(16, 1448, 37068, 18534), 625013);
+	CHECK_EQ(cp_check_rate(15, 1448, 18534, 0), 0);
+	CHECK_EQ(cp_check_rate(16, 1448, 0, 0), 0);
 
 	/* the check's lowest RTT: 32 us units, rounded up, saturated */
 	CHECK_EQ(cp_check_rtt_pack(0), 0);

@@ -337,8 +337,8 @@ def test_stats_and_tracepoints_exist(fresh):
     assert (TRACING / "events/tcp_cocktail/cocktail_pace_end/format").exists()
     fmt = (TRACING / "events/tcp_cocktail/cocktail_check/format").read_text()
     for field in ("sport", "dport", "verdict", "segs", "elapsed_us",
-                  "sent_rate", "ack_rate", "srtt_us", "min_rtt_us", "cwnd",
-                  "ssthresh", "misses"):
+                  "send_us", "sent_rate", "ack_rate", "rtt_us",
+                  "min_rtt_us", "cwnd", "ssthresh", "misses"):
         assert re.search(r"\b%s(\[\d+\])?;" % field, fmt), field
     avail = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
     assert "cocktail" in avail.read_text().split()

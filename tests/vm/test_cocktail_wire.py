@@ -36,7 +36,7 @@ import pytest
 
 from cocktail_builds import BUILDS
 from cocktail_lab import tcpinfo, traffic
-from cocktail_lab.capture import (Capture, ack_rate, data_segments,
+from cocktail_lab.capture import (ACK, Capture, ack_rate, data_segments,
                                   first_flight, flight_after, gaps, idle_before,
                                   loss_episodes, mean_spacing, median,
                                   pair_gaps, read_pcap, retransmissions,
@@ -805,6 +805,36 @@ def measure_info(r):
                 [e for _, e in r["restart"]], [e for _, e in r["check"]]))
 
 
+def check_on_wire(pkts, server, port, wall, mss, segs):
+    """What the capture shows of a measured restart's check that ended
+    SEGS segments after the flight's first ACK: (ACK span, send span,
+    lowest RTT), in microseconds. The ACK span runs from the flight's
+    first ACK to the one that delivered the SEGS-th segment after it; the
+    send span between the sending of the last segments those two ACKs
+    covered; the RTTs are each of those ACKs' time less that of the data
+    segment ending at its ACK number (the capture point's own view)."""
+    data = sorted((p for p in pkts if p.ts >= wall and p.src == server and
+                   p.plen > 0 and port in (p.sport, p.dport)),
+                  key=lambda q: q.ts)
+    acks = sorted((p for p in pkts if p.ts >= wall and p.dst == server and
+                   p.flags & ACK and port in (p.sport, p.dport)),
+                  key=lambda q: q.ts)
+    acks = [a for a in acks if seq_after(a.ack, data[0].seq)]
+
+    def sent(ack):
+        # the first transmission of the byte before ACK
+        return next(p.ts for p in data
+                    if not seq_after(p.seq, (ack - 1) & 0xFFFFFFFF) and
+                    seq_after(p.end, (ack - 1) & 0xFFFFFFFF))
+    first = acks[0]
+    want = (first.ack + segs * mss) & 0xFFFFFFFF
+    last = next(a for a in acks if not seq_after(want, a.ack))
+    checked = [a for a in acks if first.ts <= a.ts <= last.ts]
+    rtt = min(a.ts - sent(a.ack) for a in checked)
+    return ((last.ts - first.ts) * 1e6, (sent(last.ack) - sent(first.ack))
+            * 1e6, rtt * 1e6)
+
+
 # Attempts at a warm-up whose only loss episode is the slow-start exit's:
 # under TCG a second one is common enough (more with the BPF build, whose
 # ACK processing costs more) that one attempt would make the test flaky;
@@ -842,7 +872,11 @@ def test_measure_quiet_path(cocktail):
     a few milliseconds read as a rate below check_rate_pct of the
     sending rate over the check's first segments (seen once: 75% over
     17 segments); a build whose check fails on a quiet path fails every
-    attempt."""
+    attempt.
+
+    What the check event reports it measured is held to the capture:
+    the span of the check's ACKs, the span over which their segments were
+    sent (the kernel's send times) and the lowest RTT of those ACKs."""
     params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
            ssthresh_est=1, check_rtt_pct=125, check_rate_pct=75)
 
@@ -899,6 +933,19 @@ def test_measure_quiet_path(cocktail):
     assert verdict(r) == ["full"], info
     assert c1["check_full"] - c0["check_full"] >= 1, (c0, c1, info)
     assert c1["measure"] - c0["measure"] >= 1, (c0, c1, info)
+    # what the check measured, against the capture: the ACKs' span, the
+    # span of their segments' sending and the lowest RTT, each within
+    # 3 ms + 10 % (the capture sits one hop from the server, whose ACK
+    # processing under TCG adds to its own samples)
+    chk = r["check"][-1][1]
+    ack_us, send_us, rtt_us = check_on_wire(
+        r["pkts"], t.server_addr, r["port"], r["wall"], mss,
+        int(chk["segs"]))
+    for key, wire in (("elapsed_us", ack_us), ("send_us", send_us),
+                      ("rtt_us", rtt_us)):
+        assert abs(int(chk[key]) - wire) <= 3000 + 0.1 * wire, \
+            "check %s=%s, on the wire %.0f us; %s" % (key, chk[key], wire,
+                                                      info)
 
 
 def new_data_segments(pkts, sender, t0, t1):
