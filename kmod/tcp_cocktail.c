@@ -434,10 +434,10 @@ static unsigned int cocktail_pace_burst __read_mostly = 1;
  */
 static unsigned int cocktail_check_rtt_pct __read_mostly = 125;
 /*
- * restart=measure: ACKs at less than 75% of the sending rate mean a
- * competitor takes at least a quarter of the bottleneck; noise in the ACK
- * spacing over CP_CHECK_MIN_SEGS segments and an eighth of the RTT stays
- * well inside that.
+ * restart=measure: ACKs at less than 75% of the rate their segments were
+ * sent at mean a competitor takes at least a quarter of the bottleneck;
+ * noise in the ACK spacing over CP_CHECK_MIN_SEGS segments and an eighth
+ * of the RTT stays well inside that.
  */
 static unsigned int cocktail_check_rate_pct __read_mostly = 75;
 /* On: without it ssthresh starts at the kernel's "infinity". */
@@ -644,7 +644,7 @@ static const struct kernel_param_ops cocktail_check_rate_ops = {
 
 module_param_cb(check_rate_pct, &cocktail_check_rate_ops,
 		&cocktail_check_rate_pct, 0644);
-MODULE_PARM_DESC(check_rate_pct, "restart=measure leaves the paced flight when its ACKs deliver below this percentage of the sending rate (1..99, default 75)");
+MODULE_PARM_DESC(check_rate_pct, "restart=measure leaves the paced flight when its ACKs deliver below this percentage of the rate their segments were sent at (1..99, default 75)");
 
 /* ---- counters ------------------------------------------------------ */
 

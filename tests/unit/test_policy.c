@@ -443,8 +443,70 @@ static void test_cwv(void)
 	CHECK_EQ(cp_cwv7661_nvp_ssthresh(20, 100), 75);
 }
 
+/*
+ * cp_check_ack() cases, check_rate_pct 75: the lowest RTT of the check,
+ * the path's minimum, check_rtt_pct, segments since the first ACK, the
+ * ACK and send spans, mss, the pacing rate, and the verdict.
+ */
+static const struct check_case {
+	u32 rtt_us, min_rtt_us, rtt_pct, segs, ack_us, send_us, mss;
+	u64 sent_rate;
+	enum cp_check want;
+	const char *what;
+} check_cases[] = {
+	{ 250000, 200000, 125, 4, 3000, 0, 1448, 1250000, CP_CHECK_GOING,
+	  "lowest RTT at 125 % of 200 ms: not above" },
+	{ 250001, 200000, 125, 4, 3000, 0, 1448, 1250000, CP_CHECK_RTT,
+	  "lowest RTT above 125 %, from 4 segments" },
+	{ 900000, 200000, 125, 0, 0, 0, 1448, 1250000, CP_CHECK_GOING,
+	  "at the first ACK: one late sample is not a queue" },
+	{ 900000, 200000, 125, 3, 2000, 0, 1448, 1250000, CP_CHECK_GOING,
+	  "3 segments after it: still not" },
+	{ 12000, 8000, 125, 4, 300, 0, 1448, 1250000, CP_CHECK_GOING,
+	  "50 % above 8 ms but only 4 ms" },
+	{ 12001, 8000, 125, 4, 300, 0, 1448, 1250000, CP_CHECK_RTT,
+	  "more than 4 ms and 25 % above" },
+	{ 1000, 200000, 0, 4, 300, 0, 1448, 1250000, CP_CHECK_GOING,
+	  "a percentage below 100 never reads a drop as a rise" },
+	{ 0, 200000, 125, 4, 300, 0, 1448, 1250000, CP_CHECK_GOING,
+	  "no RTT sample" },
+	{ 900000, ~0U, 125, 4, 300, 0, 1448, 1250000, CP_CHECK_GOING,
+	  "no minimum RTT" },
+	{ 200000, 200000, 125, 32, 37068, 0, 1448, 1250000, CP_CHECK_GOING,
+	  "32 x 1448 B in 37,068 us: 1.25e6 B/s, as paced" },
+	{ 200000, 200000, 125, 32, 74136, 0, 1448, 1250000, CP_CHECK_RATE,
+	  "in twice the time: half the pacing rate" },
+	{ 200000, 200000, 125, 16, 24999, 0, 1448, 1250000, CP_CHECK_GOING,
+	  "74 % over 16 segments, in less than 200 ms / 8" },
+	{ 200000, 200000, 125, 16, 37068, 0, 1448, 1250000, CP_CHECK_RATE,
+	  "half over 16 segments in 37 ms" },
+	{ 0, 20000, 125, 16, 24999, 0, 1448, 1250000, CP_CHECK_RATE,
+	  "74 % over 16 segments on a 20 ms path" },
+	{ 0, 20000, 125, 30, 32000, 0, 1000, 1250000, CP_CHECK_GOING,
+	  "937,500 B/s is 75.0 %, not below" },
+	{ 0, 20000, 125, 30, 32001, 0, 1000, 1250000, CP_CHECK_RATE,
+	  "just below 75 %" },
+	{ 0, 200000, 125, 15, 1000000, 0, 1448, 1250000, CP_CHECK_GOING,
+	  "fewer than 16 segments: no rate verdict however slow" },
+	{ 0, ~0U, 125, 16, 37068, 0, 1448, 1250000, CP_CHECK_RATE,
+	  "no minimum RTT: 16 segments suffice" },
+	{ 0, 200000, 125, 16, 100000, 0, 65535, CP_U64_MAX, CP_CHECK_GOING,
+	  "huge rates do not overflow" },
+	{ 200000, 200000, 125, 32, 74136, 70000, 1448, 1250000, CP_CHECK_GOING,
+	  "half the pacing rate, but the sender fell behind: 95 % of the rate the segments were sent at" },
+	{ 200000, 200000, 125, 32, 74136, 50000, 1448, 1250000, CP_CHECK_RATE,
+	  "sent in 50 ms: 67 % of it" },
+	{ 200000, 200000, 125, 32, 74136, 10000, 1448, 1250000, CP_CHECK_RATE,
+	  "sent faster than paced (a burst): the pacing rate is the bar" },
+	{ 200000, 200000, 125, 32, 37068, 10000, 1448, 1250000, CP_CHECK_GOING,
+	  "a burst whose ACKs came back at the pacing rate" },
+};
+#define N_CHECK_CASES (sizeof(check_cases) / sizeof(check_cases[0]))
+
 static void test_measure(void)
 {
+	unsigned int i;
+
 	/* BDP: 10 Mbit/s (1.25e6 B/s) x 200 ms = 250,000 B = 173 x 1448 */
 	CHECK_EQ(cp_bdp_segs(1250000, 200000, 1448), 173);
 	CHECK_EQ(cp_bdp_segs(1250000, 20000, 1448), 18);	/* 25,000 B */
@@ -472,66 +534,17 @@ static void test_measure(void)
 	CHECK_EQ(cp_measure_misses(2, CP_CHECK_RATE), 3);
 	CHECK_EQ(cp_measure_misses(3, CP_CHECK_LOSS), 3);
 
-	/* the check: the lowest RTT above 125 % of 200 ms, from 4 segments */
-	CHECK_EQ(cp_check_ack(250000, 200000, 125, 4, 3000, 0, 1448, 1250000, 75),
-		 CP_CHECK_GOING);
-	CHECK_EQ(cp_check_ack(250001, 200000, 125, 4, 3000, 0, 1448, 1250000, 75),
-		 CP_CHECK_RTT);
-	/* ... not at the first ACK or the next: one late sample is not a queue */
-	CHECK_EQ(cp_check_ack(900000, 200000, 125, 0, 0, 0, 1448, 1250000, 75),
-		 CP_CHECK_GOING);
-	CHECK_EQ(cp_check_ack(900000, 200000, 125, 3, 2000, 0, 1448, 1250000, 75), CP_CHECK_GOING);
-	/* ... and 4 ms above the minimum: 25 % of 8 ms is not enough */
-	CHECK_EQ(cp_check_ack(12000, 8000, 125, 4, 300, 0, 1448, 1250000, 75),
-		 CP_CHECK_GOING);
-	CHECK_EQ(cp_check_ack(12001, 8000, 125, 4, 300, 0, 1448, 1250000, 75),
-		 CP_CHECK_RTT);
-	/* ... a percentage below 100 never reads a drop as a rise */
-	CHECK_EQ(cp_check_ack(1000, 200000, 0, 4, 300, 0, 1448, 1250000, 75),
-		 CP_CHECK_GOING);
-	/* no RTT sample, or no minimum: no RTT verdict */
-	CHECK_EQ(cp_check_ack(0, 200000, 125, 4, 300, 0, 1448, 1250000, 75),
-		 CP_CHECK_GOING);
-	CHECK_EQ(cp_check_ack(900000, ~0U, 125, 4, 300, 0, 1448, 1250000, 75),
-		 CP_CHECK_GOING);
-	/* ACK rate: 32 x 1448 B in 37,068 us is 1.25e6 B/s: as sent */
-	CHECK_EQ(cp_check_ack(200000, 200000, 125, 32, 37068, 0, 1448, 1250000, 75), CP_CHECK_GOING);
-	/* ... in twice the time: half the rate sent */
-	CHECK_EQ(cp_check_ack(200000, 200000, 125, 32, 74136, 0, 1448, 1250000, 75), CP_CHECK_RATE);
-	/* ... 74 % of it over 16 segments, but in less than 25 ms, an
-	 * eighth of 200 ms: no verdict yet; half of it over 37 ms: one */
-	CHECK_EQ(cp_check_ack(200000, 200000, 125, 16, 24999, 0, 1448, 1250000, 75), CP_CHECK_GOING);
-	CHECK_EQ(cp_check_ack(200000, 200000, 125, 16, 37068, 0, 1448, 1250000, 75), CP_CHECK_RATE);
-	/* ... and on a 20 ms path 16 segments in 2.5 ms or more suffice */
-	CHECK_EQ(cp_check_ack(0, 20000, 125, 16, 24999, 0, 1448, 1250000, 75),
-		 CP_CHECK_RATE);
-	/* ... exactly 75 % is not below 75 % */
-	CHECK_EQ(cp_check_ack(0, 20000, 125, 30, 32000, 0, 1000, 1250000, 75),
-		 CP_CHECK_GOING);	/* 937,500 B/s = 75.0 % */
-	CHECK_EQ(cp_check_ack(0, 20000, 125, 30, 32001, 0, 1000, 1250000, 75),
-		 CP_CHECK_RATE);
-	/* fewer than 16 segments: no rate verdict however slow */
-	CHECK_EQ(cp_check_ack(0, 200000, 125, 15, 1000000, 0, 1448, 1250000, 75),
-		 CP_CHECK_GOING);
-	/* no minimum RTT: 16 segments suffice */
-	CHECK_EQ(cp_check_ack(0, ~0U, 125, 16, 37068, 0, 1448, 1250000, 75),
-		 CP_CHECK_RATE);
-	/* huge rates do not overflow */
-	CHECK_EQ(cp_check_ack(0, 200000, 125, 16, 100000, 0, 65535, CP_U64_MAX, 75), CP_CHECK_GOING);
+	for (i = 0; i < N_CHECK_CASES; i++) {
+		const struct check_case *c = &check_cases[i];
+		enum cp_check got = cp_check_ack(c->rtt_us, c->min_rtt_us,
+						 c->rtt_pct, c->segs,
+						 c->ack_us, c->send_us, c->mss,
+						 c->sent_rate, 75);
 
-	/* ... slower than the pacing rate, because the sender fell behind
-	 * it: 32 segments' ACKs in 74 ms, half the pacing rate, but sent in
-	 * 70 ms: 95 % of the rate they were sent at */
-	CHECK_EQ(cp_check_ack(200000, 200000, 125, 32, 74136, 70000, 1448,
-			      1250000, 75), CP_CHECK_GOING);
-	/* ... sent in 50 ms: 67 % of it */
-	CHECK_EQ(cp_check_ack(200000, 200000, 125, 32, 74136, 50000, 1448,
-			      1250000, 75), CP_CHECK_RATE);
-	/* ... sent faster than paced (a burst): the pacing rate is the bar */
-	CHECK_EQ(cp_check_ack(200000, 200000, 125, 32, 74136, 10000, 1448,
-			      1250000, 75), CP_CHECK_RATE);
-	CHECK_EQ(cp_check_ack(200000, 200000, 125, 32, 37068, 10000, 1448,
-			      1250000, 75), CP_CHECK_GOING);
+		if (got != c->want)
+			printf("check case %u (%s):\n", i, c->what);
+		CHECK_EQ(got, c->want);
+	}
 
 	/* the check's ACK rate: over the longer of the ACK and send spans */
 	CHECK_EQ(cp_check_rate(16, 1448, 18534, 0), 1250026);
