@@ -36,8 +36,8 @@
  *   shell_clear_used(sk)       snd_cwnd_used = 0, where it can
  *   shell_emit_restart(sk, req, pol, idle, rto, srtt, path_rtt, before,
  *                      rate)   the restart event (tracepoint, ring buffer)
- *   shell_emit_check(sk, verdict, segs, ack_rate, path_rtt)
- *                              the measure check's event
+ *   shell_emit_check(sk, verdict, segs, send_us, rtt_us, ack_rate,
+ *                    path_rtt) the measure check's event
  *
  * Units: cwnd, ssthresh and windows in segments; rates in bytes per
  * second; idle time and RTO in jiffies; RTTs in microseconds.
@@ -258,7 +258,9 @@ CK_FN u64 ck_train_rate(struct sock *sk)
  * an exit rate guessed without ACK rate (an RTT rise, a loss) is taken
  * at the minimum RTT.  The ACK-train filter is lowered to the exit rate:
  * it is the filter that reads above the path when the host bunches ACKs,
- * and the next restart should not pace above what this one found.
+ * and its overestimate should not raise the next flight above what this
+ * check found (the delivery-rate estimate, which the kernel's samples
+ * keep from reading above the path, still may).
  * After a loss the kernel's recovery (PRR) brings cwnd down to the
  * ssthresh ck_ssthresh() returns.  Returns that window, in segments.
  */
@@ -312,9 +314,10 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 /*
  * Every ACK while a measured flight is out (.pkts_acked, before the
  * kernel grows or cuts cwnd for this ACK).  The first ACK starts the
- * train; from then on each ACK's RTT sample and the train's rate are
- * checked, until the ACKs of one round trip have come back (snd_una
- * passes what was sent at the first ACK) or nothing is left in flight.
+ * train; from then on the check's lowest RTT sample and the train's
+ * rate (against the rate its segments were sent at) are checked, until
+ * the ACKs of one round trip have come back (snd_una passes what was
+ * sent at the first ACK) or nothing is left in flight.
  * The ACK that leaves nothing in flight is not checked: the receiver may
  * have delayed it, and there is nothing left to slow down.
  */

@@ -511,10 +511,11 @@ static inline u32 cp_cwv7661_nvp_ssthresh(u32 ssthresh, u32 cwnd)
 /*
  * The RTT is judged on the lowest sample of the check so far, and only
  * from 4 segments delivered after the first ACK on (the first ACK and
- * two more delayed ones): a queue the flight meets or builds raises
- * every sample, a host or link hiccup one or two.  A single late sample
- * at the first ACK would otherwise end the flight before any ACK rate
- * is known, at a rate guessed from that one RTT.
+ * two more delayed ones): a queue the flight meets raises every sample,
+ * a host or link hiccup one or two.  A single late sample at the first
+ * ACK would otherwise end the flight before any ACK rate is known, at a
+ * rate guessed from that one RTT.  A queue the flight builds itself
+ * raises only the later samples; the ACK rate shows it.
  */
 #define CP_CHECK_RTT_SEGS	4U
 

@@ -152,6 +152,8 @@
  *     full: cwnd = min(cwnd, in flight + 2)  (else rate * min RTT / the
  *     misses - 1                             check's lowest RTT, or
  *         |                                  rate / 2 after a loss);
+ *         |                                  (ACK rate: over the longer
+ *         |                                  of the ACK and send spans);
  *         |                                  cwnd = rate' * RTT / mss
  *         |                                  (the check's lowest RTT
  *         |                                  with an ACK rate, else the
