@@ -232,20 +232,6 @@ CK_FN u32 ck_check_send_us(struct sock *sk)
 	return (s32)us > 0 ? us : 0;
 }
 
-/* The check's ACK rate in B/s (cp_check_rate()), 0 until it tells. */
-CK_FN u64 ck_train_rate(struct sock *sk)
-{
-	const struct cocktail *ca = shell_ca(sk);
-	const struct tcp_sock *tp = shell_tp(sk);
-
-	if (ca->mstate != CM_CHECK)
-		return 0;
-	return cp_check_rate(tp->delivered - ca->train_delivered,
-			     tp->mss_cache,
-			     (u32)tp->tcp_mstamp - ca->train_us,
-			     ck_check_send_us(sk));
-}
-
 /*
  * The check of a measured restart reached @verdict.  A full flight keeps
  * its window but no more than is in flight (plus the extra segments), so
@@ -269,11 +255,14 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 	struct cocktail *ca = shell_ca(sk);
 	struct tcp_sock *tp = shell_tp(sk);
 	u32 path_rtt = ck_path_rtt_us(tp);
-	u64 ack_rate = ck_train_rate(sk);
 	bool in_check = ca->mstate == CM_CHECK;
 	u32 segs = in_check ? tp->delivered - ca->train_delivered : 0;
 	u32 send_us = in_check ? ck_check_send_us(sk) : 0;
 	u32 check_rtt = in_check ? cp_check_rtt_us(ca->check_rtt) : 0;
+	/* the ACKs' rate, 0 outside a check (segs 0) or until it tells */
+	u64 ack_rate = cp_check_rate(segs, tp->mss_cache,
+				     (u32)tp->tcp_mstamp - ca->train_us,
+				     send_us);
 	u64 rate;
 	u32 cwnd = shell_cwnd(tp), rtt;
 
