@@ -275,7 +275,8 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 				    check_rtt ? check_rtt : shell_srtt_us(tp),
 				    path_rtt);
 		cp_maxwin_lower(&ca->cap, rate);
-		rtt = ack_rate ? cp_exit_rtt_us(path_rtt, check_rtt) : path_rtt;
+		/* with an ACK rate: the ACKs' lowest RTT, at least the min */
+		rtt = ack_rate ? cp_max(path_rtt, check_rtt) : path_rtt;
 		cwnd = cp_max(cp_bdp_segs(rate, rtt, tp->mss_cache),
 			      CP_SSTHRESH_MIN);
 		if (verdict != CP_CHECK_LOSS)

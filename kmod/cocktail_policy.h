@@ -672,7 +672,7 @@ static inline u32 cp_measure_misses(u32 misses, enum cp_check verdict)
  */
 static inline u64 cp_check_rate(u32 segs, u32 mss, u32 ack_us, u32 send_us)
 {
-	u32 span = ack_us > send_us ? ack_us : send_us;
+	u32 span = cp_max(ack_us, send_us);
 
 	if (segs < CP_CHECK_MIN_SEGS || !span)
 		return 0;
@@ -744,16 +744,6 @@ static inline u64 cp_exit_rate(enum cp_check verdict, u64 sent_rate,
 	    cp_mul_u64_u32(sent_rate, min_rtt_us, &prod))
 		return cp_div_u64_rem(prod, rtt_us, &r);
 	return sent_rate >> 1;
-}
-
-/*
- * The RTT a failed check's window is sized at when its ACKs showed a
- * rate, in us: their lowest sample @check_rtt_us (0: none), never below
- * the path's minimum @path_rtt_us.
- */
-static inline u32 cp_exit_rtt_us(u32 path_rtt_us, u32 check_rtt_us)
-{
-	return check_rtt_us > path_rtt_us ? check_rtt_us : path_rtt_us;
 }
 
 /*

@@ -571,10 +571,13 @@ static void test_measure(void)
 		 cp_check_rtt_pack(27000));	/* no sample */
 	CHECK_EQ(cp_check_rtt_min(CP_CHECK_RTT_NONE, 0), CP_CHECK_RTT_NONE);
 
-	/* a failed check's window RTT: the ACKs' lowest, at least the min */
-	CHECK_EQ(cp_exit_rtt_us(20000, 31000), 31000);
-	CHECK_EQ(cp_exit_rtt_us(20000, 19000), 20000);
-	CHECK_EQ(cp_exit_rtt_us(20000, 0), 20000);
+	/* a failed check's window RTT: the ACKs' lowest, at least the min
+	 * (0: no sample) */
+	CHECK_EQ(cp_max(20000, cp_check_rtt_us(cp_check_rtt_pack(31000))),
+		 31008);
+	CHECK_EQ(cp_max(20000, cp_check_rtt_us(cp_check_rtt_pack(19000))),
+		 20000);
+	CHECK_EQ(cp_max(20000, cp_check_rtt_us(CP_CHECK_RTT_NONE)), 20000);
 
 	/* the rate a failed check drops to */
 	CHECK_EQ(cp_exit_rate(CP_CHECK_RATE, 1250000, 600000, 210000, 200000),
