@@ -410,15 +410,17 @@ CK_FN void ck_train_ack(struct sock *sk, u32 acked)
 /*
  * restart=measure: the flight's window is the BDP of the pre-idle rate
  * (the pace_rate estimate) and the path's minimum RTT, less after recent
- * failed checks, at least what a slow-start restart would allow; it is
- * paced at that rate and checked on its ACKs.  No rate at all, or no
- * pacing: ssr.  Returns the pacing rate (0: fell back to ssr); sets *cwnd.
+ * failed checks or a queue before the idle period, at least what a
+ * slow-start restart would allow; it is paced at that rate and checked on
+ * its ACKs.  No rate at all, or no pacing: ssr.  Returns the pacing
+ * rate (0: fell back to ssr); sets *cwnd.
  */
 CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 {
 	struct cocktail *ca = shell_ca(sk);
 	const struct tcp_sock *tp = shell_tp(sk);
 	u32 floor = cp_restart_ssr(before, shell_iw_now(sk));
+	bool queued;
 	u64 rate;
 	u32 bdp;
 
@@ -432,7 +434,11 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 		*cwnd = floor;
 		return 0;
 	}
-	*cwnd = cp_measure_cwnd(bdp, ca->misses, floor);
+	queued = cp_queue_stood(shell_srtt_us(tp), shell_min_rtt_us(tp),
+				shell_param(queue_pct));
+	if (queued && ca->misses < CP_MEASURE_MAX_MISSES)
+		shell_count(CC_MEASURE_QUEUED);
+	*cwnd = cp_measure_cwnd(bdp, ca->misses, queued, floor);
 	ca->mstate = CM_FLIGHT;
 	return rate;
 }

@@ -252,22 +252,28 @@ static inline u32 cp_path_rtt_us(u32 min_rtt_us, u32 srtt_us)
 }
 
 /*
+ * Did a queue stand before the idle period?  srtt (which the kernel does
+ * not update while idle) above @queue_pct % of the minimum RTT.  No min
+ * RTT sample (0 or ~0U) is no evidence of a queue.  In 64 bits, so no
+ * product can overflow.
+ */
+static inline bool cp_queue_stood(u32 srtt_us, u32 min_rtt_us, u32 queue_pct)
+{
+	return cp_min_rtt_known(min_rtt_us) &&
+	       (u64)srtt_us * 100 > (u64)min_rtt_us * queue_pct;
+}
+
+/*
  * queue: slow-start restart when the connection had built a queue before
- * the idle period, i.e. srtt (which the kernel does not update while idle)
- * is above @queue_pct % of the minimum RTT, else pace.  A standing queue
- * means the path was shared or the window was larger than the pipe, so
- * the remembered window is stale; without one the pre-idle rate is still
- * good and pacing it is safe.  No min RTT sample (0 or ~0U) is no evidence
- * of a queue: pace.  In 64 bits, so no product can overflow.
+ * the idle period (cp_queue_stood()), else pace.  A standing queue means
+ * the path was shared or the window was larger than the pipe, so the
+ * remembered window is stale; without one the pre-idle rate is still
+ * good and pacing it is safe.
  */
 static inline enum cp_policy cp_queue_policy(u32 srtt_us, u32 min_rtt_us,
 					     u32 queue_pct)
 {
-	if (!cp_min_rtt_known(min_rtt_us))
-		return CP_PACE;
-	if ((u64)srtt_us * 100 > (u64)min_rtt_us * queue_pct)
-		return CP_SSR;
-	return CP_PACE;
+	return cp_queue_stood(srtt_us, min_rtt_us, queue_pct) ? CP_SSR : CP_PACE;
 }
 
 /*
@@ -487,7 +493,8 @@ static inline u32 cp_cwv7661_nvp_ssthresh(u32 ssthresh, u32 cwnd)
 
 /*
  * A connection whose restarts keep finding a changed path bets less: the
- * flight is BDP >> misses, misses counting up by one per failed check and
+ * flight is BDP >> misses (one more halving after a queue, see
+ * cp_measure_cwnd()), misses counting up by one per failed check and
  * down by one per passed one.  Three halvings (an eighth of the BDP) are
  * still more than a slow-start restart's IW on any path worth pacing, and
  * one quiet restart less than three away from a full bet.
@@ -640,13 +647,27 @@ static inline u32 cp_bdp_segs(u64 rate, u32 rtt_us, u32 mss)
 
 /*
  * The window of a measured restart's flight: the BDP halved once per
- * recent miss, plus CP_MEASURE_EXTRA_SEGS, never below @floor (the window
- * a slow-start restart would have, min(IW, cwnd)).
+ * recent miss, and once more when a queue stood before the idle period
+ * (@queued, cp_queue_stood()), plus CP_MEASURE_EXTRA_SEGS, never below
+ * @floor (the window a slow-start restart would have, min(IW, cwnd)).
+ *
+ * A standing queue means the connection was sending as fast as the
+ * bottleneck let it, and from one connection's side a queue others keep
+ * up looks like one its own window built.  When others share the link,
+ * the windowed max of the delivery rate, which sizes the flight, holds
+ * the connection's best rounds rather than its share: many connections
+ * that restart together would each bet more than their share, their
+ * flights sum to more than the link and its buffer hold, and the checks
+ * see it only once a round trip of ACKs is back.  A connection alone
+ * behind its own queue pays half a flight for that, and grows from there
+ * once its check passes.
  */
-static inline u32 cp_measure_cwnd(u32 bdp, u32 misses, u32 floor)
+static inline u32 cp_measure_cwnd(u32 bdp, u32 misses, bool queued,
+				  u32 floor)
 {
 	u32 w;
 
+	misses += queued;
 	if (misses > CP_MEASURE_MAX_MISSES)
 		misses = CP_MEASURE_MAX_MISSES;
 	w = bdp >> misses;

@@ -157,6 +157,7 @@ enum cocktail_counter {
 	CC_CWV_DECAY,		/* RFC 2861 application-limited decay */
 	CC_CWV_NVP_END,		/* RFC 7661 non-validated period ended */
 	CC_MEASURE_NO_RATE,	/* measure without a rate: acted as ssr */
+	CC_MEASURE_QUEUED,	/* measure: flight halved, a queue stood */
 	CC_CHECK_FULL,		/* measure: path unchanged, flight as sized */
 	CC_CHECK_RTT,		/* ... left the flight: RTT rose */
 	CC_CHECK_RATE,		/* ... ACKs slower than the flight */
@@ -232,6 +233,7 @@ static const char * const cocktail_counter_names[CC_NR] = {
 	[CC_CWV_DECAY] = "cwv_decay",
 	[CC_CWV_NVP_END] = "cwv_nvp_end",
 	[CC_MEASURE_NO_RATE] = "measure_no_rate",
+	[CC_MEASURE_QUEUED] = "measure_queued",
 	[CC_CHECK_FULL] = "check_full",
 	[CC_CHECK_RTT] = "check_rtt",
 	[CC_CHECK_RATE] = "check_rate",

@@ -130,7 +130,8 @@
  *     restart (idle > RTO)
  *         |  rate = max(pace_rate estimate, ACK-train rate),
  *         |  BDP = rate * min RTT / mss;
- *         |  cwnd = max(BDP >> misses + 2, min(IW, cwnd)); no rate: ssr
+ *         |  cwnd = max(BDP >> (misses + queued) + 2, min(IW, cwnd))
+ *         |  (queued: srtt > queue_pct % min RTT); no rate: ssr
  *         v
  *     FLIGHT: paced at rate; cwnd frozen (.cong_avoid does nothing)
  *         |  first ACK of the flight: the train starts (time, delivered),
@@ -190,7 +191,10 @@
  * ending the pacing releases no burst.  misses (0..3) is the connection's
  * memory: each failed check halves its next flight, each passed one
  * earns a halving back, so a connection whose path keeps changing bets
- * less and one on a quiet path bets the whole BDP.  The verdict emits
+ * less and one on a quiet path bets the whole BDP.  A queue that stood
+ * before the idle period (srtt above queue_pct % of the minimum RTT)
+ * halves the flight once more, counted in measure_queued: the delivery
+ * rate that sizes it may be more than the connection's share.  The verdict emits
  * tcp_cocktail:cocktail_check and counts in check_full, check_rtt,
  * check_rate or check_loss.
  *
@@ -562,7 +566,7 @@ static const struct kernel_param_ops cocktail_queue_pct_ops = {
 };
 
 module_param_cb(queue_pct, &cocktail_queue_pct_ops, &cocktail_queue_pct, 0644);
-MODULE_PARM_DESC(queue_pct, "restart=queue uses ssr when the pre-idle srtt is above this percentage of the path's minimum RTT (a queue had built up), else pace (101..1000, default 120)");
+MODULE_PARM_DESC(queue_pct, "a queue had built up before the idle period when the pre-idle srtt is above this percentage of the path's minimum RTT: restart=queue then uses ssr (else pace), restart=measure halves its flight (101..1000, default 120)");
 
 module_param_cb(growth, &cocktail_choice_ops, &cocktail_growth, 0644);
 MODULE_PARM_DESC(growth, "window growth of new connections: reno (NewReno) | cubic (RFC 9438 with HyStart++, RFC 9406) (default reno)");

@@ -102,10 +102,11 @@ def topo(cocktail):
 
 def params(**kw):
     """Set the build's parameters and check they read back; a test that
-    does not name growth, nvp_s or pace_burst runs with growth=reno,
-    nvp_s=300 and pace_burst=0 (flights paced from their first segment),
-    whatever the test before set."""
+    does not name growth, nvp_s, pace_burst or queue_pct runs with
+    growth=reno, nvp_s=300, pace_burst=0 (flights paced from their first
+    segment) and queue_pct=120, whatever the test before set."""
     kw.setdefault("growth", "reno")
+    kw.setdefault("queue_pct", 120)
     kw.setdefault("nvp_s", 300)
     kw.setdefault("pace_burst", 0)
     B.params(**kw)
@@ -1044,6 +1045,67 @@ def test_rate_filter_ages(cocktail):
         "restart rate %.2f Mbit/s after the link went to 2 Mbit/s; %s" % (
             rate * 8 / 1e6, info)
 
+
+
+def bdp_segs(rate, rtt_us, mss):
+    """Segments of MSS bytes in RATE B/s over RTT_US, rounded up (the
+    module's cp_bdp_segs())."""
+    nbytes = -(-rate * rtt_us // 1000000)
+    return -(-nbytes // mss)
+
+
+def test_measure_queue_halves(cocktail):
+    """A queue before the idle period halves measure's bet. A 100 ms,
+    10 Mbit/s path (BDP 86 segments) with a deep 200-packet queue: a
+    300-segment warm-up's last slow-start round (150 segments in flight)
+    leaves a queue of about 60 packets, srtt well above 120 % of min_rtt
+    (premise, from tcp_info); then 1.5 s idle and 300 segments. With
+    queue_pct=120 the first flight on the wire (the segments sent before
+    the first ACK) is half the BDP of the restart's rate plus 2 (+-2),
+    where the BDP is the restart event's pacing rate times tcp_info's
+    min_rtt, and the measure_queued counter counts it; with
+    queue_pct=1000 (no queue, whatever srtt) the flight is not halved:
+    at least 0.6 of that BDP (a full flight is paced over about one round
+    trip, and a pacing timer the TCG guest fires late leaves its last
+    segments after the first ACK), and nothing is counted."""
+    def run(queue_pct):
+        params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
+               ssthresh_est=0, check_rtt_pct=125, check_rate_pct=75,
+               queue_pct=queue_pct)
+        with Topo(rtt=100, rate="10mbit", limit=200) as t:
+            c0 = counters()
+            r = burst_after_idle(t, "measure_queue%d" % queue_pct, 300,
+                                 1.5, 300)
+            r["queued"] = counters()["measure_queued"] - \
+                c0["measure_queued"]
+        fl = flight_after(r["pkts"], t.server_addr, r["wall"],
+                          dport=r["port"])
+        rate = int(r["restart"][-1][1]["pacing_rate"]) if r["restart"] \
+            else 0
+        bdp = bdp_segs(rate, r["before"]["min_rtt"],
+                       r["before"]["snd_mss"])
+        return r, len(fl), bdp
+
+    def queued(a):
+        b = a[0]["before"]
+        return b["rtt"] * 100 > b["min_rtt"] * 120
+
+    def describe(tries):
+        return "(srtt, min_rtt, flight, BDP) per attempt %s; %s" % (
+            [(a[0]["before"]["rtt"], a[0]["before"]["min_rtt"], a[1], a[2])
+             for a in tries], measure_info(tries[-1][0]))
+    for queue_pct in (120, 1000):
+        (r, n, bdp), tries = until_premise(lambda: run(queue_pct), queued)
+        info = "queue_pct=%d: %s" % (queue_pct, describe(tries))
+        assert queued((r, n, bdp)), info
+        assert r["restart"] and bdp, info
+        assert r["restart"][-1][1]["policy"] == "measure", info
+        if queue_pct == 120:
+            assert abs(n - (bdp // 2 + 2)) <= 2, info
+            assert r["queued"] == 1, info
+        else:
+            assert n >= 0.6 * (bdp + 2), info
+            assert r["queued"] == 0, info
 
 
 
