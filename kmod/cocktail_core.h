@@ -420,7 +420,7 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 	struct cocktail *ca = shell_ca(sk);
 	const struct tcp_sock *tp = shell_tp(sk);
 	u32 floor = cp_restart_ssr(before, shell_iw_now(sk));
-	bool queued;
+	u32 halvings;
 	u64 rate;
 	u32 bdp;
 
@@ -434,11 +434,13 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 		*cwnd = floor;
 		return 0;
 	}
-	queued = cp_queue_stood(shell_srtt_us(tp), shell_min_rtt_us(tp),
-				shell_param(queue_pct));
-	if (queued && ca->misses < CP_MEASURE_MAX_MISSES)
+	halvings = cp_measure_halvings(ca->misses,
+				       cp_queue_stood(shell_srtt_us(tp),
+						      shell_min_rtt_us(tp),
+						      shell_param(queue_pct)));
+	if (halvings > ca->misses)
 		shell_count(CC_MEASURE_QUEUED);
-	*cwnd = cp_measure_cwnd(bdp, ca->misses, queued, floor);
+	*cwnd = cp_measure_cwnd(bdp, halvings, floor);
 	ca->mstate = CM_FLIGHT;
 	return rate;
 }

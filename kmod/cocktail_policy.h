@@ -494,7 +494,7 @@ static inline u32 cp_cwv7661_nvp_ssthresh(u32 ssthresh, u32 cwnd)
 /*
  * A connection whose restarts keep finding a changed path bets less: the
  * flight is BDP >> misses (one more halving after a queue, see
- * cp_measure_cwnd()), misses counting up by one per failed check and
+ * cp_measure_halvings()), misses counting up by one per failed check and
  * down by one per passed one.  Three halvings (an eighth of the BDP) are
  * still more than a slow-start restart's IW on any path worth pacing, and
  * one quiet restart less than three away from a full bet.
@@ -646,10 +646,9 @@ static inline u32 cp_bdp_segs(u64 rate, u32 rtt_us, u32 mss)
 }
 
 /*
- * The window of a measured restart's flight: the BDP halved once per
+ * How many times a measured restart halves its flight's BDP: once per
  * recent miss, and once more when a queue stood before the idle period
- * (@queued, cp_queue_stood()), plus CP_MEASURE_EXTRA_SEGS, never below
- * @floor (the window a slow-start restart would have, min(IW, cwnd)).
+ * (@queued, cp_queue_stood()), at most CP_MEASURE_MAX_MISSES in all.
  *
  * A standing queue means the connection was sending as fast as the
  * bottleneck let it, and from one connection's side a queue others keep
@@ -662,15 +661,23 @@ static inline u32 cp_bdp_segs(u64 rate, u32 rtt_us, u32 mss)
  * behind its own queue pays half a flight for that, and grows from there
  * once its check passes.
  */
-static inline u32 cp_measure_cwnd(u32 bdp, u32 misses, bool queued,
-				  u32 floor)
+static inline u32 cp_measure_halvings(u32 misses, bool queued)
+{
+	return cp_min(misses + queued, CP_MEASURE_MAX_MISSES);
+}
+
+/*
+ * The window of a measured restart's flight: the BDP halved @halvings
+ * times (cp_measure_halvings()), plus CP_MEASURE_EXTRA_SEGS, never below
+ * @floor (the window a slow-start restart would have, min(IW, cwnd)).
+ */
+static inline u32 cp_measure_cwnd(u32 bdp, u32 halvings, u32 floor)
 {
 	u32 w;
 
-	misses += queued;
-	if (misses > CP_MEASURE_MAX_MISSES)
-		misses = CP_MEASURE_MAX_MISSES;
-	w = bdp >> misses;
+	if (halvings > CP_MEASURE_MAX_MISSES)
+		halvings = CP_MEASURE_MAX_MISSES;
+	w = bdp >> halvings;
 	w = w > ~0U - CP_MEASURE_EXTRA_SEGS ? ~0U : w + CP_MEASURE_EXTRA_SEGS;
 	return cp_max(w, floor);
 }

@@ -194,9 +194,9 @@
  * less and one on a quiet path bets the whole BDP.  A queue that stood
  * before the idle period (srtt above queue_pct % of the minimum RTT)
  * halves the flight once more, counted in measure_queued: the delivery
- * rate that sizes it may be more than the connection's share.  The verdict emits
- * tcp_cocktail:cocktail_check and counts in check_full, check_rtt,
- * check_rate or check_loss.
+ * rate that sizes it may be more than the connection's share.  The
+ * verdict emits tcp_cocktail:cocktail_check and counts in check_full,
+ * check_rtt, check_rate or check_loss.
  *
  * Pre-idle rate
  * -------------

@@ -519,20 +519,24 @@ static void test_measure(void)
 	CHECK_EQ(cp_bdp_segs(CP_U64_MAX / 2000000, 2000000, 1), 0xffffffffu);
 
 	/* flight window: BDP >> misses, + 2, at least the floor */
-	CHECK_EQ(cp_measure_cwnd(173, 0, false, 10), 175);
-	CHECK_EQ(cp_measure_cwnd(173, 1, false, 10), 88);
-	CHECK_EQ(cp_measure_cwnd(173, 3, false, 10), 23);
-	CHECK_EQ(cp_measure_cwnd(173, 7, false, 10), 23);	/* 3 halvings */
-	CHECK_EQ(cp_measure_cwnd(4, 0, false, 10), 10);
-	CHECK_EQ(cp_measure_cwnd(0xffffffffu, 0, false, 10), 0xffffffffu);
-	CHECK_EQ(cp_measure_cwnd(0xfffffffeu, 0, false, 10), 0xffffffffu);
-	/* a queue before the idle period: one halving more, still 3 at most */
-	CHECK_EQ(cp_measure_cwnd(173, 0, true, 10), 88);
-	CHECK_EQ(cp_measure_cwnd(173, 1, true, 10), 45);
-	CHECK_EQ(cp_measure_cwnd(173, 2, true, 10), 23);
-	CHECK_EQ(cp_measure_cwnd(173, 3, true, 10), 23);
-	CHECK_EQ(cp_measure_cwnd(16, 0, true, 12), 12);	/* floor */
-	CHECK_EQ(cp_measure_cwnd(16, 0, false, 12), 18);
+	CHECK_EQ(cp_measure_cwnd(173, 0, 10), 175);
+	CHECK_EQ(cp_measure_cwnd(173, 1, 10), 88);
+	CHECK_EQ(cp_measure_cwnd(173, 3, 10), 23);
+	CHECK_EQ(cp_measure_cwnd(173, 7, 10), 23);	/* at most 3 halvings */
+	CHECK_EQ(cp_measure_cwnd(4, 0, 10), 10);
+	CHECK_EQ(cp_measure_cwnd(0xffffffffu, 0, 10), 0xffffffffu);
+	CHECK_EQ(cp_measure_cwnd(0xfffffffeu, 0, 10), 0xffffffffu);
+	CHECK_EQ(cp_measure_cwnd(16, 1, 12), 12);	/* floor */
+	CHECK_EQ(cp_measure_cwnd(16, 0, 12), 18);
+	/* halvings: one per miss, one more after a queue, 3 at most */
+	CHECK_EQ(cp_measure_halvings(0, false), 0);
+	CHECK_EQ(cp_measure_halvings(2, false), 2);
+	CHECK_EQ(cp_measure_halvings(0, true), 1);
+	CHECK_EQ(cp_measure_halvings(1, true), 2);
+	CHECK_EQ(cp_measure_halvings(2, true), 3);
+	CHECK_EQ(cp_measure_halvings(3, true), 3);
+	CHECK_EQ(cp_measure_halvings(3, false), 3);
+	CHECK_EQ(cp_measure_cwnd(173, cp_measure_halvings(1, true), 10), 45);
 
 	/* a standing queue: srtt above queue_pct % of the minimum */
 	CHECK(!cp_queue_stood(120000, 100000, 120));	/* at 120 %: not */
