@@ -83,7 +83,7 @@ extern __u32 tcp_reno_undo_cwnd(struct sock *sk) __ksym;
  * ones.  Read once per decision, as in the module.
  */
 __u32 iw = 10;
-__u32 restart = CP_AUTO;
+__u32 restart = CP_MEASURE;
 __u32 auto_rtt_us = 100000;
 __u32 queue_pct = 120;
 __u32 growth SEC(".data") = CP_GROWTH_RENO;

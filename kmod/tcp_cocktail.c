@@ -456,9 +456,12 @@ struct cocktail_choice {
 	unsigned int n;
 };
 
-/* Chan's hybrid: slow-start restart on short paths, pacing on long ones. */
+/*
+ * The path's BDP, paced and checked within a round trip: the policy the
+ * restart and keep-alive grids score best (docs/results.md).
+ */
 static struct cocktail_choice cocktail_restart __read_mostly = {
-	.val = CP_AUTO,
+	.val = CP_MEASURE,
 	.names = cocktail_policy_names,
 	.n = CP_NR_POLICIES,
 };
@@ -530,7 +533,7 @@ static const struct kernel_param_ops cocktail_choice_ops = {
 };
 
 module_param_cb(restart, &cocktail_choice_ops, &cocktail_restart, 0644);
-MODULE_PARM_DESC(restart, "after idle > RTO: ssr | decay | keep | pace | auto | queue | measure (default auto)");
+MODULE_PARM_DESC(restart, "after idle > RTO: ssr | decay | keep | pace | auto | queue | measure (default measure)");
 
 /*
  * 1 us makes every restart pace, 10 s (above any path's RTT) every restart

@@ -105,7 +105,7 @@ def test_shipped_profile_contents():
     assert cons.routes[0][2] == {"initcwnd": 4}
     c = get("cocktail")
     assert [m for _, m in c.loads] == ["tcp_cocktail"]
-    assert {(p, v) for _, _, p, v in c.params} == {("restart", "auto"), ("iw", "10")}
+    assert {(p, v) for _, _, p, v in c.params} == {("restart", "measure"), ("iw", "10")}
     s = {k: (op, v) for _, k, op, v in c.sysctls}
     assert s["net.ipv4.tcp_congestion_control"] == ("=", "cocktail")
     assert s["net.ipv4.tcp_allowed_congestion_control"] == ("+=", "cocktail")

@@ -39,7 +39,7 @@ TRACING = Path("/sys/kernel/tracing")
 ALL_PARAMS = ("iw", "restart", "auto_rtt_us", "queue_pct", "cwv", "pace_iw",
               "pace_burst", "pace_rate", "ssthresh_est", "check_rtt_pct",
               "check_rate_pct", "growth", "nvp_s", "stats")
-DEFAULTS = {"iw": "10", "restart": "auto", "auto_rtt_us": "100000",
+DEFAULTS = {"iw": "10", "restart": "measure", "auto_rtt_us": "100000",
             "queue_pct": "120", "cwv": "1", "pace_iw": "0",
             "pace_burst": "1", "pace_rate": "max", "ssthresh_est": "1",
             "check_rtt_pct": "125", "check_rate_pct": "75",

@@ -259,7 +259,7 @@ EXPECT = {
         "ns": {"net.ipv4.tcp_congestion_control": "cocktail"},
         "global": {"net.core.default_qdisc": "fq"},
         "allowed": "cocktail",
-        "params": {"restart": "auto", "iw": "10"},
+        "params": {"restart": "measure", "iw": "10"},
     },
 }
 
