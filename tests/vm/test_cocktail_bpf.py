@@ -106,7 +106,7 @@ def test_parameters_as_the_module(builds):
         for v, shown in pairs:
             b.set(name, v)
             assert b.get(name) == shown, (name, v)
-    b.params(iw=10, restart="auto", auto_rtt_us=100000, queue_pct=120,
+    b.params(iw=10, restart="measure", auto_rtt_us=100000, queue_pct=120,
              cwv=1, pace_iw=0, pace_burst=1, pace_rate="max",
              ssthresh_est=1, check_rtt_pct=125, check_rate_pct=75,
              growth="reno")
