@@ -472,7 +472,7 @@ def test_plan_cocktail_in_netns_touches_host_global_with_notes():
     actions, notes = tt.plan_profile(p, snapshot(), {"netns": "ns1"})
     assert commands(actions) == [
         "insmod /src/kmod/tcp_cocktail.ko",
-        "sh -c echo auto > /sys/module/tcp_cocktail/parameters/restart",
+        "sh -c echo measure > /sys/module/tcp_cocktail/parameters/restart",
         "sh -c echo 10 > /sys/module/tcp_cocktail/parameters/iw",
         "sysctl -q -w net.ipv4.tcp_allowed_congestion_control=reno cubic cocktail",
         "ip netns exec ns1 sysctl -q -w net.ipv4.tcp_congestion_control=cocktail",
