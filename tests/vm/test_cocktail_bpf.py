@@ -92,7 +92,7 @@ def test_parameters_as_the_module(builds):
     """Every value the module's suite refuses (test_cocktail_module.INVALID)
     the tool refuses, changing nothing; every value it takes (VALID) reads
     back as the module shows it."""
-    from test_cocktail_module import INVALID, VALID
+    from test_cocktail_module import DEFAULTS, INVALID, VALID
     b = builds["bpf"]
     assert sorted(INVALID) == sorted(PARAMS) == sorted(VALID)
     before = tool("get").stdout
@@ -106,10 +106,7 @@ def test_parameters_as_the_module(builds):
         for v, shown in pairs:
             b.set(name, v)
             assert b.get(name) == shown, (name, v)
-    b.params(iw=10, restart="measure", auto_rtt_us=100000, queue_pct=120,
-             cwv=1, pace_iw=0, pace_burst=1, pace_rate="max",
-             ssthresh_est=1, check_rtt_pct=125, check_rate_pct=75,
-             growth="reno")
+    b.params(**DEFAULTS)
 
 
 def test_stats_as_the_module(builds):
