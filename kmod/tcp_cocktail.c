@@ -457,8 +457,9 @@ struct cocktail_choice {
 };
 
 /*
- * The path's BDP, paced and checked within a round trip: the policy the
- * restart and keep-alive grids score best (docs/results.md).
+ * The path's BDP, paced and checked within a round trip: scored beside
+ * auto on the restart and keep-alive grids it lost no more cells to the
+ * baselines, won more and did less harm (docs/results.md).
  */
 static struct cocktail_choice cocktail_restart __read_mostly = {
 	.val = CP_MEASURE,
