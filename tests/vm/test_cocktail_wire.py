@@ -963,6 +963,24 @@ def new_data_segments(pkts, sender, t0, t1):
     return n
 
 
+def wait_competing(sock, rate, rtt_s, timeout=60.0):
+    """Wait until the bulk sender SOCK has left slow start, has no loss
+    recovery under way and delivers at least RATE bytes/s, in two
+    tcp_info readings RTT_S apart; fail after TIMEOUT seconds."""
+    deadline = time.monotonic() + timeout
+    ok, last = 0, None
+    while ok < 2:
+        last = tcpinfo.get(sock)
+        steady = (last["ca_state"] == 0 and
+                  last["snd_ssthresh"] < 0x7fffffff and
+                  last["delivery_rate"] >= rate)
+        ok = ok + 1 if steady else 0
+        assert time.monotonic() < deadline, \
+            "competitor not delivering %.0f B/s steadily after %.0f s: %s" % (
+                rate, timeout, last)
+        time.sleep(rtt_s)
+
+
 def test_measure_competitor_arrives(cocktail):
     """A CUBIC bulk flow starts on the same bottleneck (200 ms, 10 Mbit/s,
     15-packet queue) during the 3 s idle period. restart=measure paces its
@@ -972,7 +990,16 @@ def test_measure_competitor_arrives(cocktail):
     the restart. On the wire the flight's rate is left: in the third round
     trip after the burst's first segment (of a 1000-segment burst, so
     there is data left to send) the server sends less than 3/4 of the
-    flight's window of new data."""
+    flight's window of new data.
+
+    The competitor must fill the link when the flight goes out: CUBIC's
+    slow start overshoots a 15-packet queue and can sit in a retransmission
+    timeout for seconds, and after each loss its window is 0.7 of the
+    path's; a flight that fits beside it is rightly judged `full`. So the
+    idle period lasts until the competitor has left slow start, has no
+    loss recovery under way and delivers at least 9 Mbit/s of payload (of
+    the 9.56 Mbit/s a 10 Mbit/s link carries in 1448-byte segments), in
+    two readings one RTT apart: then any flight overflows the queue."""
     params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
            ssthresh_est=1, check_rtt_pct=125, check_rate_pct=75)
     with Topo(rtt=200, rate="10mbit", limit=15, senders=2) as t:
@@ -986,6 +1013,7 @@ def test_measure_competitor_arrives(cocktail):
             b = traffic.Bulk(bs, bc)
             b.start()
             bulk.append(b)
+            wait_competing(bs, 9e6 / 8, 0.2)
         try:
             c0 = counters()
             r = burst_after_idle(t, "measure_competitor", 600, 3.0, 1000,
