@@ -239,10 +239,8 @@ CK_FN u32 ck_check_send_us(struct sock *sk)
  * to the window of the rate the ACKs showed and slow-starts from there
  * back towards the flight's window (cp_exit_ssthresh()).  That window is
  * the rate times the RTT the ACKs showed (their lowest sample) when they
- * showed a rate: a queue someone else keeps full stays, and a window at
- * the minimum RTT would leave the connection a fraction of its share;
- * an exit rate guessed without ACK rate (an RTT rise, a loss) is taken
- * at the minimum RTT.  The ACK-train filter is lowered to the exit rate:
+ * showed a rate or an RTT rise, and the minimum RTT after a loss with
+ * no ACK rate (cp_exit_rtt_us()).  The ACK-train filter is lowered to the exit rate:
  * it is the filter that reads above the path when the host bunches ACKs,
  * and its overestimate should not raise the next flight above what this
  * check found (the delivery-rate estimate, which the kernel's samples
@@ -275,8 +273,7 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 				    check_rtt ? check_rtt : shell_srtt_us(tp),
 				    path_rtt);
 		cp_maxwin_lower(&ca->cap, rate);
-		/* with an ACK rate: the ACKs' lowest RTT, at least the min */
-		rtt = ack_rate ? cp_max(path_rtt, check_rtt) : path_rtt;
+		rtt = cp_exit_rtt_us(verdict, ack_rate, check_rtt, path_rtt);
 		cwnd = cp_max(cp_bdp_segs(rate, rtt, tp->mss_cache),
 			      CP_SSTHRESH_MIN);
 		if (verdict != CP_CHECK_LOSS)

@@ -775,6 +775,27 @@ static inline u64 cp_exit_rate(enum cp_check verdict, u64 sent_rate,
 }
 
 /*
+ * The RTT, in us, at which a failed check's window is taken: the exit's
+ * window is its rate (cp_exit_rate()) times this RTT.  With an ACK rate
+ * (@has_ack_rate) or an RTT rise, the check's lowest RTT sample
+ * @check_rtt_us, at least the minimum @min_rtt_us: a queue that was
+ * there during the check, kept by someone else, stays, and a window
+ * taken at the minimum RTT would leave the connection a fraction of what
+ * the ACKs showed.  An RTT rise's rate is already the sent rate x
+ * min RTT / RTT, so its window is the flight's own (the sent rate x min
+ * RTT), ACK-clocked at that rate; taking it at the minimum RTT would
+ * count min RTT / RTT twice.  A loss without ACK rate has no RTT to
+ * trust (the queue just overflowed): the minimum RTT, as Reno's halving.
+ */
+static inline u32 cp_exit_rtt_us(enum cp_check verdict, bool has_ack_rate,
+				 u32 check_rtt_us, u32 min_rtt_us)
+{
+	if (has_ack_rate || verdict == CP_CHECK_RTT)
+		return check_rtt_us > min_rtt_us ? check_rtt_us : min_rtt_us;
+	return min_rtt_us;
+}
+
+/*
  * ssthresh after a failed check (rtt or rate verdict): the exit's window
  * @exit_cwnd is the share the ACKs showed, usually below what the path
  * held before the idle period; slow start takes the connection from

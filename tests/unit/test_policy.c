@@ -612,6 +612,20 @@ static void test_measure(void)
 	CHECK_EQ(cp_exit_rate(CP_CHECK_RTT, CP_U64_MAX, 0, 250000, 200000),
 		 CP_U64_MAX >> 1);
 
+	/* the RTT an exit's window is taken at */
+	CHECK_EQ(cp_exit_rtt_us(CP_CHECK_RATE, true, 250000, 200000), 250000);
+	CHECK_EQ(cp_exit_rtt_us(CP_CHECK_RATE, true, 150000, 200000), 200000);
+	CHECK_EQ(cp_exit_rtt_us(CP_CHECK_RTT, false, 250000, 200000), 250000);
+	CHECK_EQ(cp_exit_rtt_us(CP_CHECK_LOSS, false, 250000, 200000), 200000);
+	CHECK_EQ(cp_exit_rtt_us(CP_CHECK_LOSS, true, 250000, 200000), 250000);
+	CHECK_EQ(cp_exit_rtt_us(CP_CHECK_RTT, false, 0, 200000), 200000);
+	/* an RTT rise keeps the flight's window: rate x min/RTT x RTT */
+	CHECK_EQ(cp_bdp_segs(cp_exit_rate(CP_CHECK_RTT, 1250000, 0, 250000,
+					  200000),
+			     cp_exit_rtt_us(CP_CHECK_RTT, false, 250000, 200000),
+			     1250),
+		 cp_bdp_segs(1250000, 200000, 1250));
+
 	/* ssthresh after an rtt/rate exit: slow start back to the BDP */
 	CHECK_EQ(cp_exit_ssthresh(40, 0x7fffffff, 417), 417);	/* no loss yet */
 	CHECK_EQ(cp_exit_ssthresh(40, 200, 417), 200);	/* pre-idle ssthresh */
