@@ -260,7 +260,7 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 	/* the ACKs' rate, 0 outside a check (segs 0) or until it tells */
 	u64 ack_rate = cp_check_rate(segs, tp->mss_cache,
 				     (u32)tp->tcp_mstamp - ca->train_us,
-				     send_us);
+				     send_us, path_rtt);
 	u64 rate;
 	u32 cwnd = shell_cwnd(tp), rtt;
 

@@ -696,13 +696,20 @@ static inline u32 cp_measure_misses(u32 misses, enum cp_check verdict)
  * and this one and the @send_us between the sending of the segments the
  * two ACKs were for, as the kernel's rate samples do (tcp_rate_gen()):
  * ACKs that a host or link bunched read no faster than the segments
- * were sent.  0 below CP_CHECK_MIN_SEGS or without a span.
+ * were sent.  0 (no rate to tell) below CP_CHECK_MIN_SEGS, without a
+ * span, or when the ACKs span less than an eighth of the known
+ * @min_rtt_us: the rate verdict's own gates (cp_check_ack()), since over
+ * a shorter span one late ACK is a large part of it, and an exit after
+ * a loss would take that noise for the path's rate.
  */
-static inline u64 cp_check_rate(u32 segs, u32 mss, u32 ack_us, u32 send_us)
+static inline u64 cp_check_rate(u32 segs, u32 mss, u32 ack_us, u32 send_us,
+				u32 min_rtt_us)
 {
 	u32 span = cp_max(ack_us, send_us);
 
-	if (segs < CP_CHECK_MIN_SEGS || !span)
+	if (segs < CP_CHECK_MIN_SEGS || !span ||
+	    (cp_min_rtt_known(min_rtt_us) &&
+	     ack_us < min_rtt_us >> CP_CHECK_RATE_SPAN_SHIFT))
 		return 0;
 	return cp_rate(segs, mss, span, CP_U64_MAX);
 }

@@ -567,11 +567,16 @@ static void test_measure(void)
 	}
 
 	/* the check's ACK rate: over the longer of the ACK and send spans */
-	CHECK_EQ(cp_check_rate(16, 1448, 18534, 0), 1250026);
-	CHECK_EQ(cp_check_rate(16, 1448, 9267, 18534), 1250026); /* bunched */
-	CHECK_EQ(cp_check_rate(16, 1448, 37068, 18534), 625013);
-	CHECK_EQ(cp_check_rate(15, 1448, 18534, 0), 0);
-	CHECK_EQ(cp_check_rate(16, 1448, 0, 0), 0);
+	CHECK_EQ(cp_check_rate(16, 1448, 18534, 0, 0), 1250026);
+	CHECK_EQ(cp_check_rate(16, 1448, 9267, 18534, 0), 1250026); /* bunched */
+	CHECK_EQ(cp_check_rate(16, 1448, 37068, 18534, 0), 625013);
+	CHECK_EQ(cp_check_rate(15, 1448, 18534, 0, 0), 0);
+	CHECK_EQ(cp_check_rate(16, 1448, 0, 0, 0), 0);
+	/* the ACKs must span min RTT / 8, as for the rate verdict */
+	CHECK_EQ(cp_check_rate(16, 1448, 18534, 0, 148272), 1250026);
+	CHECK_EQ(cp_check_rate(16, 1448, 18533, 0, 148272), 0);
+	CHECK_EQ(cp_check_rate(16, 1448, 9267, 18534, 148272), 0);
+	CHECK_EQ(cp_check_rate(16, 1448, 18534, 0, ~0U), 1250026);
 
 	/* the check's lowest RTT: 32 us units, rounded up, saturated */
 	CHECK_EQ(cp_check_rtt_pack(0), 0);
