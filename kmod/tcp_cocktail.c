@@ -154,11 +154,13 @@
  *     misses - 1                             check's lowest RTT, or
  *         |                                  rate / 2 after a loss);
  *         |                                  (ACK rate: over the longer
- *         |                                  of the ACK and send spans);
+ *         |                                  of the ACK and send spans,
+ *         |                                  >= 16 segments, min RTT / 8);
  *         |                                  cwnd = rate' * RTT / mss
  *         |                                  (the check's lowest RTT
- *         |                                  with an ACK rate, else the
- *         |                                  min RTT); the train filter
+ *         |                                  with an ACK rate or after
+ *         |                                  an RTT rise, else the min
+ *         |                                  RTT); the train filter
  *         |                                  lowered to rate';
  *         |                                  ssthresh = max(cwnd, min(
  *         |                                  ssthresh, BDP)): slow start
