@@ -313,6 +313,7 @@ CK_FN void ck_check_ack(struct sock *sk, s32 rtt_us)
 	struct cocktail *ca = shell_ca(sk);
 	const struct tcp_sock *tp = shell_tp(sk);
 	enum cp_check verdict;
+	u32 path_rtt;
 
 	if (ca->mstate == CM_FLIGHT) {
 		ca->mstate = CM_CHECK;
@@ -327,8 +328,10 @@ CK_FN void ck_check_ack(struct sock *sk, s32 rtt_us)
 		return;
 	}
 	ca->check_rtt = cp_check_rtt_min(ca->check_rtt, rtt_us);
-	verdict = cp_check_ack(cp_check_rtt_us(ca->check_rtt),
-			       ck_path_rtt_us(tp),
+	path_rtt = ck_path_rtt_us(tp);
+	verdict = cp_check_ack(cp_check_rtt_us(ca->check_rtt), path_rtt,
+			       cp_check_rtt_base(ca->queued, shell_srtt_us(tp),
+						 path_rtt),
 			       shell_param(check_rtt_pct),
 			       tp->delivered - ca->train_delivered,
 			       (u32)tp->tcp_mstamp - ca->train_us,
@@ -431,10 +434,9 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 		*cwnd = floor;
 		return 0;
 	}
-	halvings = cp_measure_halvings(ca->misses,
-				       cp_queue_stood(shell_srtt_us(tp),
-						      shell_min_rtt_us(tp),
-						      shell_param(queue_pct)));
+	ca->queued = cp_queue_stood(shell_srtt_us(tp), shell_min_rtt_us(tp),
+				    shell_param(queue_pct));
+	halvings = cp_measure_halvings(ca->misses, ca->queued);
 	if (halvings > ca->misses)
 		shell_count(CC_MEASURE_QUEUED);
 	*cwnd = cp_measure_cwnd(bdp, halvings, floor);

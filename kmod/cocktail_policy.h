@@ -715,15 +715,38 @@ static inline u64 cp_check_rate(u32 segs, u32 mss, u32 ack_us, u32 send_us,
 }
 
 /*
+ * The RTT, in us, a check judges a rise against: the path's minimum
+ * @min_rtt_us, or, when a queue stood before the idle period (@queued,
+ * cp_queue_stood()), the larger of it and the connection's srtt
+ * @srtt_us as the check's ACKs update it.  A queue that someone else
+ * keeps (a bulk flow that was there before the idle period and still
+ * is) raises every sample of the check above the minimum, so judged
+ * against the minimum every restart behind it would fail its check;
+ * judged against srtt, which starts at the pre-idle value (the kernel
+ * does not update it while idle) and moves an eighth of the way to each
+ * new sample, only a rise beyond the queue the connection already lived
+ * with counts.  A queue that drained during the idle period leaves the
+ * samples at the minimum, below either base.
+ */
+static inline u32 cp_check_rtt_base(bool queued, u32 srtt_us,
+				    u32 min_rtt_us)
+{
+	if (queued && srtt_us > min_rtt_us)
+		return srtt_us;
+	return min_rtt_us;
+}
+
+/*
  * One ACK of a measured restart's check.  @rtt_us is the lowest RTT
  * sample of the check so far (0: none), @min_rtt_us the path's minimum
- * from before the idle period; @segs were delivered in @ack_us since the
- * flight's first ACK, and were sent over @send_us (from the last segment
- * the first ACK was for to the last one this ACK is for) by a flight
- * paced at @sent_rate B/s.  An RTT above @rtt_pct % of the minimum (and
- * more than CP_CHECK_RTT_FLOOR_US above it) on every sample from the
- * first ACK on means a queue is building: someone else now uses the
- * path, or the rate was too high.  ACKs slower than @rate_pct % of the
+ * from before the idle period, @base_rtt_us the RTT a rise is judged
+ * against (cp_check_rtt_base(), at least the minimum); @segs were
+ * delivered in @ack_us since the flight's first ACK, and were sent over
+ * @send_us (from the last segment the first ACK was for to the last one
+ * this ACK is for) by a flight paced at @sent_rate B/s.  An RTT above
+ * @rtt_pct % of the base (and more than CP_CHECK_RTT_FLOOR_US above it)
+ * on every sample from the first ACK on means a queue is building:
+ * someone else now uses the path, or the rate was too high.  ACKs slower than @rate_pct % of the
  * rate the segments were sent at (the pacing rate, or less when the
  * sender fell behind it) over CP_CHECK_MIN_SEGS segments and an eighth
  * of the minimum RTT mean the path delivers less than the flight sends
@@ -731,17 +754,18 @@ static inline u64 cp_check_rate(u32 segs, u32 mss, u32 ack_us, u32 send_us,
  * pacing rate is no sign of the path.
  */
 static inline enum cp_check cp_check_ack(u32 rtt_us, u32 min_rtt_us,
-					 u32 rtt_pct, u32 segs, u32 ack_us,
-					 u32 send_us, u32 mss, u64 sent_rate,
-					 u32 rate_pct)
+					 u32 base_rtt_us, u32 rtt_pct,
+					 u32 segs, u32 ack_us, u32 send_us,
+					 u32 mss, u64 sent_rate, u32 rate_pct)
 {
 	bool known = cp_min_rtt_known(min_rtt_us);
+	u32 base = cp_max(min_rtt_us, base_rtt_us);
 	u64 ack_rate, send_rate;
 
 	if (rtt_us && known && segs >= CP_CHECK_RTT_SEGS &&
-	    (u64)rtt_us * 100 > (u64)min_rtt_us * rtt_pct &&
-	    rtt_us > min_rtt_us &&
-	    rtt_us - min_rtt_us > CP_CHECK_RTT_FLOOR_US)
+	    (u64)rtt_us * 100 > (u64)base * rtt_pct &&
+	    rtt_us > base &&
+	    rtt_us - base > CP_CHECK_RTT_FLOOR_US)
 		return CP_CHECK_RTT;
 	if (segs < CP_CHECK_MIN_SEGS || !ack_us ||
 	    (known && ack_us < min_rtt_us >> CP_CHECK_RATE_SPAN_SHIFT))

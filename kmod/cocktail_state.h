@@ -129,8 +129,12 @@ struct cocktail {
 	   hoe:1,			/* Hoe's ssthresh estimate pending */
 	   cubic:1,			/* growth=cubic (fixed at .init) */
 	   hystart:1,			/* hs (not cu) is live: HyStart++ */
-	   burst:1;			/* the paced flight starts with the
+	   burst:1,			/* the paced flight starts with the
 					 * restart window (pace_burst)
+					 */
+	   queued:1;			/* measure: a queue stood before the
+					 * idle period (the check judges an
+					 * RTT rise against srtt)
 					 */
 };
 

@@ -138,9 +138,12 @@
  *         |  the check ends one round trip later (snd_nxt now)
  *         v
  *     CHECK: every ACK (.pkts_acked) ----- the check's lowest RTT >
- *         |                           |    check_rtt_pct % min RTT and
- *         |                           |    min RTT + 4 ms (after >= 4
- *         |                           |    segments)
+ *         |                           |    check_rtt_pct % of the base
+ *         |                           |    and the base + 4 ms (after
+ *         |                           |    >= 4 segments); base: min
+ *         |                           |    RTT, or srtt if larger after
+ *         |                           |    a queue before the idle
+ *         |                           |    period
  *         |                           |--- ACKs deliver below
  *         |                           |    check_rate_pct % of the rate
  *         |                           |    the segments were sent at
@@ -196,7 +199,10 @@
  * less and one on a quiet path bets the whole BDP.  A queue that stood
  * before the idle period (srtt above queue_pct % of the minimum RTT)
  * halves the flight once more, counted in measure_queued: the delivery
- * rate that sizes it may be more than the connection's share.  The
+ * rate that sizes it may be more than the connection's share.  Such a
+ * check judges an RTT rise against srtt, not the minimum RTT: a queue
+ * someone else keeps raises every sample, and judged against the
+ * minimum every restart behind it would fail and halve the next.  The
  * verdict emits tcp_cocktail:cocktail_check and counts in check_full,
  * check_rtt, check_rate or check_loss.
  *
@@ -640,7 +646,7 @@ static const struct kernel_param_ops cocktail_check_rtt_ops = {
 
 module_param_cb(check_rtt_pct, &cocktail_check_rtt_ops,
 		&cocktail_check_rtt_pct, 0644);
-MODULE_PARM_DESC(check_rtt_pct, "restart=measure leaves the paced flight when the lowest RTT of its ACKs is above this percentage of the path's minimum RTT, and 4 ms above it (101..1000, default 125)");
+MODULE_PARM_DESC(check_rtt_pct, "restart=measure leaves the paced flight when the lowest RTT of its ACKs is above this percentage of the path's minimum RTT (of srtt, if larger, after a queue before the idle period), and 4 ms above it (101..1000, default 125)");
 
 /* 0 % would never fail; 100 % or more would fail on every ACK. */
 static int cocktail_check_rate_set(const char *val,

@@ -557,6 +557,7 @@ static void test_measure(void)
 	for (i = 0; i < N_CHECK_CASES; i++) {
 		const struct check_case *c = &check_cases[i];
 		enum cp_check got = cp_check_ack(c->rtt_us, c->min_rtt_us,
+						 c->min_rtt_us,
 						 c->rtt_pct, c->segs,
 						 c->ack_us, c->send_us, c->mss,
 						 c->sent_rate, 75);
@@ -565,6 +566,28 @@ static void test_measure(void)
 			printf("check case %u (%s):\n", i, c->what);
 		CHECK_EQ(got, c->want);
 	}
+
+	/* the RTT base: the minimum, or srtt after a standing queue */
+	CHECK_EQ(cp_check_rtt_base(false, 100000, 50000), 50000);
+	CHECK_EQ(cp_check_rtt_base(true, 100000, 50000), 100000);
+	CHECK_EQ(cp_check_rtt_base(true, 40000, 50000), 50000);
+	/* judged against srtt: the queue it lived with is no rise... */
+	CHECK_EQ(cp_check_ack(110000, 50000, 100000, 125, 4, 3000, 0, 1448,
+			      1250000, 75), CP_CHECK_GOING);
+	/* ...against the minimum it would be */
+	CHECK_EQ(cp_check_ack(110000, 50000, 50000, 125, 4, 3000, 0, 1448,
+			      1250000, 75), CP_CHECK_RTT);
+	/* a rise beyond that queue still counts */
+	CHECK_EQ(cp_check_ack(125001, 50000, 100000, 125, 4, 3000, 0, 1448,
+			      1250000, 75), CP_CHECK_RTT);
+	CHECK_EQ(cp_check_ack(125000, 50000, 100000, 125, 4, 3000, 0, 1448,
+			      1250000, 75), CP_CHECK_GOING);
+	/* a base below the minimum is the minimum */
+	CHECK_EQ(cp_check_ack(250001, 200000, 0, 125, 4, 3000, 0, 1448,
+			      1250000, 75), CP_CHECK_RTT);
+	/* the rate verdict's span gate stays on the minimum RTT */
+	CHECK_EQ(cp_check_ack(0, 160000, 400000, 125, 16, 40000, 0, 1448,
+			      1250000, 75), CP_CHECK_RATE);
 
 	/* the check's ACK rate: over the longer of the ACK and send spans */
 	CHECK_EQ(cp_check_rate(16, 1448, 18534, 0, 0), 1250026);

@@ -1075,6 +1075,66 @@ def test_rate_filter_ages(cocktail):
 
 
 
+def test_measure_queue_it_lived_with(cocktail):
+    """A queue that stood before the idle period and still stands is no
+    rise. A 20 ms, 20 Mbit/s path; after a 300-segment warm-up (the
+    minimum RTT: about 20 ms) the bottleneck's one-way delay grows from
+    10 to 50 ms (a standing queue someone else keeps, without its
+    losses) and 300 more segments bring srtt to about 60 ms (premise,
+    from tcp_info: srtt above queue_pct = 120 % of min_rtt, and the
+    restart counted in measure_queued). After 1.5 s idle, 100 segments:
+    every RTT sample of the check is about 60 ms, three times the
+    minimum, but no more than the connection lived with, so the check
+    does not leave on an RTT rise (verdict full or rate; check_rtt not
+    counted), with no retransmission. With the one-way delay raised to
+    100 ms during the idle period (RTT about 110 ms, 1.8 times srtt) the
+    same check leaves on the RTT (verdict rtt, counted)."""
+    params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
+           ssthresh_est=1, check_rtt_pct=125, check_rate_pct=75,
+           queue_pct=120)
+
+    def run(name, idle_delay_ms):
+        with Topo(rtt=20, rate="20mbit", limit=170) as t:
+            bn = t.info["bottleneck"]
+
+            def delay(ms):
+                tc(bn["ns"], ["qdisc", "change", "dev", bn["dev"], "root",
+                              "handle", "1:", "netem", "delay",
+                              "%dus" % (ms * 1000), "limit", "100000"])
+
+            def standing(srv, cli, mss):
+                delay(50)
+                traffic.send_and_time(srv, cli, 300 * mss, 300)
+            c0 = counters()
+            r = burst_after_idle(
+                t, name, 300, 1.5, 100, between=standing,
+                competitor=(lambda: delay(idle_delay_ms))
+                if idle_delay_ms else None)
+            c1 = counters()
+        info = measure_info(r)
+        b = r["before"]
+        assert b["min_rtt"] < 30000 and b["rtt"] * 100 > b["min_rtt"] * 120, \
+            "premise: a standing queue before the idle period; " + info
+        assert c1["measure_queued"] > c0["measure_queued"], (c0, c1, info)
+        assert r["restart"] and r["restart"][-1][1]["policy"] == "measure", \
+            info
+        t_restart = r["restart"][-1][0]
+        verdicts = [e for ts, e in r["check"] if ts >= t_restart]
+        assert verdicts, info
+        return verdicts[0], c0, c1, r, info
+
+    chk, c0, c1, r, info = run("measure_lived_with", 0)
+    assert chk["verdict"] in ("full", "rate"), info
+    # the check saw the queue: without it the RTT verdict would have come
+    assert int(chk["rtt_us"]) * 100 > int(chk["min_rtt_us"]) * 125, info
+    assert c1["check_rtt"] == c0["check_rtt"], (c0, c1, info)
+    assert r["retrans"] == 0, info
+
+    chk, c0, c1, r, info = run("measure_lived_with_rise", 100)
+    assert chk["verdict"] == "rtt", info
+    assert c1["check_rtt"] > c0["check_rtt"], (c0, c1, info)
+
+
 def bdp_segs(rate, rtt_us, mss):
     """Segments of MSS bytes in RATE B/s over RTT_US, rounded up (the
     module's cp_bdp_segs())."""
