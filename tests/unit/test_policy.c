@@ -446,13 +446,15 @@ static void test_cwv(void)
 /*
  * cp_check_ack() cases, check_rate_pct 75: the lowest RTT of the check,
  * the path's minimum, check_rtt_pct, segments since the first ACK, the
- * ACK and send spans, mss, the pacing rate, and the verdict.
+ * ACK and send spans, mss, the pacing rate, the verdict, and the RTT a
+ * rise is judged against (omitted: 0, which is the minimum).
  */
 static const struct check_case {
 	u32 rtt_us, min_rtt_us, rtt_pct, segs, ack_us, send_us, mss;
 	u64 sent_rate;
 	enum cp_check want;
 	const char *what;
+	u32 base_rtt_us;
 } check_cases[] = {
 	{ 250000, 200000, 125, 4, 3000, 0, 1448, 1250000, CP_CHECK_GOING,
 	  "lowest RTT at 125 % of 200 ms: not above" },
@@ -500,6 +502,16 @@ static const struct check_case {
 	  "sent faster than paced (a burst): the pacing rate is the bar" },
 	{ 200000, 200000, 125, 32, 37068, 10000, 1448, 1250000, CP_CHECK_GOING,
 	  "a burst whose ACKs came back at the pacing rate" },
+	{ 110000, 50000, 125, 4, 3000, 0, 1448, 1250000, CP_CHECK_GOING,
+	  "judged against srtt: the queue it lived with is no rise", 100000 },
+	{ 110000, 50000, 125, 4, 3000, 0, 1448, 1250000, CP_CHECK_RTT,
+	  "the same samples against the minimum", 50000 },
+	{ 125001, 50000, 125, 4, 3000, 0, 1448, 1250000, CP_CHECK_RTT,
+	  "a rise beyond that queue still counts", 100000 },
+	{ 125000, 50000, 125, 4, 3000, 0, 1448, 1250000, CP_CHECK_GOING,
+	  "125 % of srtt: not above", 100000 },
+	{ 0, 160000, 125, 16, 40000, 0, 1448, 1250000, CP_CHECK_RATE,
+	  "the rate verdict's span gate stays on the minimum RTT", 400000 },
 };
 #define N_CHECK_CASES (sizeof(check_cases) / sizeof(check_cases[0]))
 
@@ -557,7 +569,7 @@ static void test_measure(void)
 	for (i = 0; i < N_CHECK_CASES; i++) {
 		const struct check_case *c = &check_cases[i];
 		enum cp_check got = cp_check_ack(c->rtt_us, c->min_rtt_us,
-						 c->min_rtt_us,
+						 c->base_rtt_us,
 						 c->rtt_pct, c->segs,
 						 c->ack_us, c->send_us, c->mss,
 						 c->sent_rate, 75);
@@ -571,23 +583,6 @@ static void test_measure(void)
 	CHECK_EQ(cp_check_rtt_base(false, 100000, 50000), 50000);
 	CHECK_EQ(cp_check_rtt_base(true, 100000, 50000), 100000);
 	CHECK_EQ(cp_check_rtt_base(true, 40000, 50000), 50000);
-	/* judged against srtt: the queue it lived with is no rise... */
-	CHECK_EQ(cp_check_ack(110000, 50000, 100000, 125, 4, 3000, 0, 1448,
-			      1250000, 75), CP_CHECK_GOING);
-	/* ...against the minimum it would be */
-	CHECK_EQ(cp_check_ack(110000, 50000, 50000, 125, 4, 3000, 0, 1448,
-			      1250000, 75), CP_CHECK_RTT);
-	/* a rise beyond that queue still counts */
-	CHECK_EQ(cp_check_ack(125001, 50000, 100000, 125, 4, 3000, 0, 1448,
-			      1250000, 75), CP_CHECK_RTT);
-	CHECK_EQ(cp_check_ack(125000, 50000, 100000, 125, 4, 3000, 0, 1448,
-			      1250000, 75), CP_CHECK_GOING);
-	/* a base below the minimum is the minimum */
-	CHECK_EQ(cp_check_ack(250001, 200000, 0, 125, 4, 3000, 0, 1448,
-			      1250000, 75), CP_CHECK_RTT);
-	/* the rate verdict's span gate stays on the minimum RTT */
-	CHECK_EQ(cp_check_ack(0, 160000, 400000, 125, 16, 40000, 0, 1448,
-			      1250000, 75), CP_CHECK_RATE);
 
 	/* the check's ACK rate: over the longer of the ACK and send spans */
 	CHECK_EQ(cp_check_rate(16, 1448, 18534, 0, 0), 1250026);
