@@ -507,15 +507,9 @@ CK_FN void ck_restart_apply(struct sock *sk, u32 idle)
 	ssthresh = ca->snap_valid ? ca->snap_ssthresh : tp->snd_ssthresh;
 
 	after = cp_restart_cwnd(pol, before, shell_iw_now(sk), idle, rto);
-	if (pol == CP_MEASURE) {
+	if (pol == CP_MEASURE)
 		rate = ck_measure_restart(sk, before, &after);
-		/* Without a rate measure acted as ssr: so does ssthresh. */
-		if (!rate)
-			ssthresh = ck_restart_ssthresh(sk, CP_SSR, ssthresh,
-						       before);
-	} else {
-		ssthresh = ck_restart_ssthresh(sk, pol, ssthresh, before);
-	}
+	ssthresh = ck_restart_ssthresh(sk, pol, ssthresh, before);
 	tp->snd_ssthresh = ssthresh;
 	shell_set_cwnd(tp, after);
 	shell_stamp(sk);

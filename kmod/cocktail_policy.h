@@ -215,13 +215,19 @@ static inline u32 cp_restart_cwnd(enum cp_policy policy, u32 cwnd, u32 iw,
 }
 
 /*
- * ssthresh after the restart: ssr and decay remember the old window the
- * way the kernel's restart does; keep and pace leave it alone.
+ * ssthresh after the restart: ssr, decay and measure remember the old
+ * window the way the kernel's restart does (3/4 of it, or the old
+ * ssthresh if higher); keep and pace, which send the old window, leave
+ * it alone.  measure's flight is often less than the old window (halved
+ * after a standing queue or failed checks): once its check passes, slow
+ * start takes the connection back up to what it had, as after a
+ * slow-start restart.  Without that memory each short response would
+ * end with a smaller window than it began with, down to the flight.
  */
 static inline u32 cp_restart_ssthresh(enum cp_policy policy, u32 ssthresh,
 				      u32 cwnd)
 {
-	if (policy == CP_SSR || policy == CP_DECAY)
+	if (policy == CP_SSR || policy == CP_DECAY || policy == CP_MEASURE)
 		return cp_current_ssthresh(ssthresh, cwnd);
 	return ssthresh;
 }

@@ -112,8 +112,10 @@
  *          the remembered window is stale; without one the pre-idle rate
  *          is still good to pace at
  *   measure the flight is sized from the path, paced, and checked on its
- *          first ACKs; see "Measured restart" below
- * In CA_CWR or CA_Recovery, ssr and decay leave ssthresh alone, as
+ *          first ACKs; see "Measured restart" below; ssthresh as for ssr
+ *          (the flight may be less than the old window: a passed check
+ *          slow-starts back to it)
+ * In CA_CWR or CA_Recovery, ssr, decay and measure leave ssthresh alone, as
  * tcp_current_ssthresh() does.  Every decision emits the
  * tcp_cocktail:cocktail_restart tracepoint and counts in the stats
  * parameter, once per policy applied and once in a histogram of the idle

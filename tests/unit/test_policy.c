@@ -156,6 +156,8 @@ static void test_restart(void)
 	CHECK_EQ(cp_current_ssthresh(2, 0xffffffffu), 0xbffffffeu);
 	CHECK_EQ(cp_restart_ssthresh(CP_SSR, 20, 100), 75);
 	CHECK_EQ(cp_restart_ssthresh(CP_DECAY, 20, 100), 75);
+	CHECK_EQ(cp_restart_ssthresh(CP_MEASURE, 20, 100), 75);
+	CHECK_EQ(cp_restart_ssthresh(CP_MEASURE, 90, 100), 90);
 	CHECK_EQ(cp_restart_ssthresh(CP_KEEP, 20, 100), 20);
 	CHECK_EQ(cp_restart_ssthresh(CP_PACE, 20, 100), 20);
 }

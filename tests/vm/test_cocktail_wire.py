@@ -1086,7 +1086,9 @@ def test_measure_queue_it_lived_with(cocktail):
     every RTT sample of the check is about 60 ms, three times the
     minimum, but no more than the connection lived with, so the check
     does not leave on an RTT rise (verdict full or rate; check_rtt not
-    counted), with no retransmission. With the one-way delay raised to
+    counted), with no retransmission. The halved flight (less than cwnd
+    before the idle period) keeps ssthresh = max(ssthresh, 3/4 cwnd), as
+    Linux's slow-start restart does. With the one-way delay raised to
     100 ms during the idle period (RTT about 110 ms, 1.8 times srtt) the
     same check leaves on the RTT (verdict rtt, counted)."""
     params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
@@ -1129,6 +1131,14 @@ def test_measure_queue_it_lived_with(cocktail):
     assert int(chk["rtt_us"]) * 100 > int(chk["min_rtt_us"]) * 125, info
     assert c1["check_rtt"] == c0["check_rtt"], (c0, c1, info)
     assert r["retrans"] == 0, info
+    # the halved flight remembers the old window as a slow-start restart
+    # does: ssthresh = max(ssthresh, 3/4 cwnd) of tcp_info before the idle
+    # period, so a passed check slow-starts back to it
+    b, ev = r["before"], r["restart"][-1][1]
+    assert int(ev["cwnd_before"]) == b["snd_cwnd"], info
+    assert int(ev["cwnd_after"]) < b["snd_cwnd"], info
+    assert int(ev["ssthresh"]) == max(
+        b["snd_ssthresh"], (b["snd_cwnd"] >> 1) + (b["snd_cwnd"] >> 2)), info
 
     chk, c0, c1, r, info = run("measure_lived_with_rise", 100)
     assert chk["verdict"] == "rtt", info
