@@ -752,12 +752,13 @@ static inline u32 cp_check_rtt_base(bool queued, u32 srtt_us,
  * this ACK is for) by a flight paced at @sent_rate B/s.  An RTT above
  * @rtt_pct % of the base (and more than CP_CHECK_RTT_FLOOR_US above it)
  * on every sample from the first ACK on means a queue is building:
- * someone else now uses the path, or the rate was too high.  ACKs slower than @rate_pct % of the
- * rate the segments were sent at (the pacing rate, or less when the
- * sender fell behind it) over CP_CHECK_MIN_SEGS segments and an eighth
- * of the minimum RTT mean the path delivers less than the flight sends
- * (a competitor's share, a slower link).  A sender that fell behind its
- * pacing rate is no sign of the path.
+ * someone else now uses the path, or the rate was too high.  ACKs
+ * slower than @rate_pct % of the rate the segments were sent at (the
+ * pacing rate, or less when the sender fell behind it) over
+ * CP_CHECK_MIN_SEGS segments and an eighth of the minimum RTT mean the
+ * path delivers less than the flight sends (a competitor's share, a
+ * slower link).  A sender that fell behind its pacing rate is no sign
+ * of the path.
  */
 static inline enum cp_check cp_check_ack(u32 rtt_us, u32 min_rtt_us,
 					 u32 base_rtt_us, u32 rtt_pct,
@@ -828,7 +829,7 @@ static inline u32 cp_exit_rtt_us(enum cp_check verdict, bool has_ack_rate,
 				 u32 check_rtt_us, u32 min_rtt_us)
 {
 	if (has_ack_rate || verdict == CP_CHECK_RTT)
-		return check_rtt_us > min_rtt_us ? check_rtt_us : min_rtt_us;
+		return cp_max(check_rtt_us, min_rtt_us);
 	return min_rtt_us;
 }
 

@@ -971,8 +971,8 @@ def wait_competing(sock, rate, rtt_s, timeout=60.0):
     ok, last = 0, None
     while ok < 2:
         last = tcpinfo.get(sock)
-        steady = (last["ca_state"] == 0 and
-                  last["snd_ssthresh"] < 0x7fffffff and
+        steady = (last["ca_state"] == CA_OPEN and
+                  last["snd_ssthresh"] < INFINITE_SSTHRESH and
                   last["delivery_rate"] >= rate)
         ok = ok + 1 if steady else 0
         assert time.monotonic() < deadline, \
