@@ -542,22 +542,40 @@ class Trace:
     """Enable tracepoint events (e.g. "tcp_cocktail/cocktail_restart") for the
     duration of a with block, in a buffer of BUFFER_KB per CPU when given;
     mark() writes a line into the trace.  Afterwards .text holds the trace
-    buffer as read and .lines its event lines."""
+    buffer as read and .lines its event lines.
 
-    def __init__(self, *events, buffer_kb=None):
+    Enabling or disabling an event patches kernel text on every CPU (a
+    static call, text_poke_bp's IPIs), and so does the scheduler hook that
+    records task names (the record-cmd option), which is therefore turned
+    off: lines then name tasks by pid only.  With KEEP the events stay
+    enabled after the block (and one already enabled is not touched), so a
+    test session patches text once per event rather than twice per block:
+    under TCG, a guest whose second vCPU missed an IPI has hung exactly
+    there."""
+
+    def __init__(self, *events, buffer_kb=None, keep=False):
         self.events = events
         self.buffer_kb = buffer_kb
+        self.keep = keep
         self.dir = None
         self.text, self.lines = "", []
 
+    def _enable(self, e, on):
+        f = Path(self.dir, "events", e, "enable")
+        if f.read_text().strip() != ("1" if on else "0"):
+            f.write_text("1\n" if on else "0\n")
+
     def __enter__(self):
         self.dir = self.dir or tracefs()
+        opt = Path(self.dir, "options", "record-cmd")
+        if opt.exists() and opt.read_text().strip() != "0":
+            opt.write_text("0\n")
         if self.buffer_kb:
             Path(self.dir, "buffer_size_kb").write_text("%d\n" %
                                                         self.buffer_kb)
         Path(self.dir, "trace").write_text("")
         for e in self.events:
-            Path(self.dir, "events", e, "enable").write_text("1\n")
+            self._enable(e, True)
         Path(self.dir, "tracing_on").write_text("1\n")
         return self
 
@@ -565,8 +583,9 @@ class Trace:
         Path(self.dir, "trace_marker").write_text(text)
 
     def __exit__(self, *exc):
-        for e in self.events:
-            Path(self.dir, "events", e, "enable").write_text("0\n")
+        if not self.keep:
+            for e in self.events:
+                self._enable(e, False)
         self.text = Path(self.dir, "trace").read_text()
         self.lines = [ln for ln in self.text.splitlines()
                       if ln and not ln.startswith("#")]

@@ -163,6 +163,7 @@ def test_ktrace_stop_writes_files_and_counts_lost(tmp_path):
     fake = tmp_path / "tracing"
     for e in ktrace.EVENTS:
         (fake / "events" / "tcp_cocktail" / e).mkdir(parents=True)
+        (fake / "events" / "tcp_cocktail" / e / "enable").write_text("1\n")
     trace = Trace(*("tcp_cocktail/" + e for e in ktrace.EVENTS))
     trace.dir = str(fake)
     (fake / "trace").write_text(TRACE)

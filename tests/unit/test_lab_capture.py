@@ -1,6 +1,7 @@
 """cocktail_lab.capture on the host: read_pcap on captures written by dpkt
 here (Ethernet, cooked SLL and raw IP; IPv4 and IPv6; a snap length that
 cuts the payload), and the flight analysis on hand-built packets."""
+import os
 import socket
 
 import dpkt
@@ -254,3 +255,39 @@ def test_ack_rate_windowed_max():
 def test_seq_after_wraps():
     assert cap.seq_after(5, 0xFFFFFFF0) and not cap.seq_after(0xFFFFFFF0, 5)
     assert not cap.seq_after(7, 7)
+
+
+def _fake_tracefs(tmp_path, enabled="0"):
+    d = tmp_path / "tracing"
+    ev = d / "events" / "tcp_cocktail" / "cocktail_restart"
+    ev.mkdir(parents=True)
+    (ev / "enable").write_text(enabled + "\n")
+    (d / "options").mkdir()
+    (d / "options" / "record-cmd").write_text("1\n")
+    for f in ("trace", "tracing_on", "trace_marker"):
+        (d / f).write_text("")
+    return d, ev / "enable"
+
+
+def test_trace_disables_its_events_and_task_names(tmp_path):
+    from cocktail_lab.capture import Trace
+    d, enable = _fake_tracefs(tmp_path)
+    t = Trace("tcp_cocktail/cocktail_restart")
+    t.dir = str(d)
+    with t:
+        assert enable.read_text() == "1\n"
+        assert (d / "tracing_on").read_text() == "1\n"
+    assert enable.read_text() == "0\n"
+    assert (d / "options" / "record-cmd").read_text() == "0\n"
+
+
+def test_trace_keep_leaves_events_enabled_and_untouched(tmp_path):
+    from cocktail_lab.capture import Trace
+    d, enable = _fake_tracefs(tmp_path, enabled="1")
+    os.utime(enable, ns=(1, 1))     # a write would move its mtime
+    t = Trace("tcp_cocktail/cocktail_restart", keep=True)
+    t.dir = str(d)
+    with t:
+        pass
+    assert enable.read_text() == "1\n"
+    assert enable.stat().st_mtime_ns == 1

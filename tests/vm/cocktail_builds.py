@@ -76,7 +76,7 @@ class ModuleBuild(Build):
                                        get_param(MOD, "stats").splitlines())}
 
     def events(self, *names):
-        return Trace(*("tcp_cocktail/" + n for n in names))
+        return Trace(*("tcp_cocktail/" + n for n in names), keep=True)
 
     def up(self):
         ko = KMOD / (MOD + ".ko")
