@@ -235,7 +235,8 @@ CK_FN u32 ck_check_send_us(struct sock *sk)
 /*
  * The check of a measured restart reached @verdict.  A full flight keeps
  * its window but no more than is in flight (plus the extra segments), so
- * that ending the pacing does not release a burst; a failed check drops
+ * that ending the pacing does not release a burst, and may slow-start on
+ * to the unhalved flight's window (cp_pass_ssthresh()); a failed check drops
  * to the window of the rate the ACKs showed and slow-starts from there
  * back towards the flight's window (cp_exit_ssthresh()).  That window is
  * the rate times the RTT the ACKs showed (their lowest sample) when they
@@ -268,6 +269,10 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 		if (tp->packets_out)
 			cwnd = cp_min(cwnd, shell_packets_in_flight(tp) +
 					    CP_MEASURE_EXTRA_SEGS);
+		tp->snd_ssthresh =
+			cp_pass_ssthresh(tp->snd_ssthresh,
+					 cp_bdp_segs(ca->pace_rate, path_rtt,
+						     tp->mss_cache));
 	} else {
 		rate = cp_exit_rate(verdict, ca->pace_rate, ack_rate,
 				    check_rtt ? check_rtt : shell_srtt_us(tp),

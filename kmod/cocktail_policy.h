@@ -604,6 +604,11 @@ static inline u16 cp_check_rtt_min(u16 packed, s32 rtt_us)
 
 /* Floor of an estimated ssthresh: Reno's own minimum, tcp_reno_ssthresh(). */
 #define CP_SSTHRESH_MIN		2U
+/*
+ * Ceiling of a raised ssthresh: the kernel's TCP_INFINITE_SSTHRESH, "no
+ * loss yet" to tcp_info and to the kernel's initial slow start.
+ */
+#define CP_SSTHRESH_INFINITE	0x7fffffffU
 
 /* What the check of a measured restart found. */
 enum cp_check {
@@ -849,6 +854,24 @@ static inline u32 cp_exit_ssthresh(u32 exit_cwnd, u32 ssthresh,
 				   u32 flight_bdp)
 {
 	return cp_max(exit_cwnd, cp_min(ssthresh, flight_bdp));
+}
+
+/*
+ * ssthresh after a passed check (full verdict): the flight was the
+ * pre-idle rate's BDP @flight_bdp, halved after recent misses or a
+ * standing queue (cp_measure_halvings()), and its ACKs showed the path
+ * taking it without a queue rising.  Slow start goes on up to the window
+ * the unhalved flight would have had before congestion avoidance takes
+ * over, never below @ssthresh.  Without this a flight halved (or kept at
+ * the slow-start restart's window) on a connection whose ssthresh sat
+ * below its BDP would grow one segment a round trip from there: the
+ * halving, meant for one round trip, would last the whole response.
+ * The kernel's "infinite" ssthresh is the ceiling.
+ */
+static inline u32 cp_pass_ssthresh(u32 ssthresh, u32 flight_bdp)
+{
+	return cp_max(ssthresh, cp_min(cp_measure_cwnd(flight_bdp, 0, 0),
+				       CP_SSTHRESH_INFINITE));
 }
 
 /*

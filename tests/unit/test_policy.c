@@ -656,6 +656,12 @@ static void test_measure(void)
 	CHECK_EQ(cp_exit_ssthresh(40, 200, 417), 200);	/* pre-idle ssthresh */
 	CHECK_EQ(cp_exit_ssthresh(40, 200, 30), 40);	/* never below cwnd */
 	CHECK_EQ(cp_exit_ssthresh(40, 2, 417), 40);
+	/* a pass: slow start on to the unhalved flight's window */
+	CHECK_EQ(cp_pass_ssthresh(11, 18), 20);
+	CHECK_EQ(cp_pass_ssthresh(21, 18), 21);
+	CHECK_EQ(cp_pass_ssthresh(0x7fffffff, 417), 0x7fffffff);
+	CHECK_EQ(cp_pass_ssthresh(2, 0xffffffffu), 0x7fffffff);
+	CHECK_EQ(cp_pass_ssthresh(0xffffffffu, 5), 0xffffffffu);
 
 	/* Hoe: 9 segments of 1448 B in 10,426 us at 100 ms: 1.25e6 B/s */
 	CHECK_EQ(cp_hoe_ssthresh(9, 10426, 1448, 100000), 87);

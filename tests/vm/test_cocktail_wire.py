@@ -934,6 +934,15 @@ def test_measure_quiet_path(cocktail):
     assert verdict(r) == ["full"], info
     assert c1["check_full"] - c0["check_full"] >= 1, (c0, c1, info)
     assert c1["measure"] - c0["measure"] >= 1, (c0, c1, info)
+    # the pass lets slow start go on to the flight's window (the restart's
+    # rate times its path RTT, plus 2): ssthresh after the response (no
+    # loss) is at least that, less one segment for a minimum RTT the
+    # check's ACKs lowered, however low the restart left it
+    want = bdp_segs(int(ev["pacing_rate"]), int(ev["path_rtt_us"]), mss) + 2
+    assert r["after"]["snd_ssthresh"] >= max(int(ev["ssthresh"]),
+                                             want - 1), \
+        "ssthresh %d after a passed check, want >= %d; %s" % (
+            r["after"]["snd_ssthresh"], want - 1, info)
     # what the check measured, against the capture: the ACKs' span, the
     # span of their segments' sending and the lowest RTT, each within
     # 3 ms + 10 % (the capture sits one hop from the server, whose ACK
