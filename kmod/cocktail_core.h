@@ -235,8 +235,9 @@ CK_FN u32 ck_check_send_us(struct sock *sk)
 /*
  * The check of a measured restart reached @verdict.  A full flight keeps
  * its window but no more than is in flight (plus the extra segments), so
- * that ending the pacing does not release a burst, and may slow-start on
- * to the unhalved flight's window (cp_pass_ssthresh()); a failed check drops
+ * that ending the pacing does not release a burst, and, unless a queue
+ * stood before the idle period, may slow-start on to the unhalved
+ * flight's window (cp_pass_ssthresh()); a failed check drops
  * to the window of the rate the ACKs showed and slow-starts from there
  * back towards the flight's window (cp_exit_ssthresh()).  That window is
  * the rate times the RTT the ACKs showed (their lowest sample) when they
@@ -272,7 +273,8 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 		tp->snd_ssthresh =
 			cp_pass_ssthresh(tp->snd_ssthresh,
 					 cp_bdp_segs(ca->pace_rate, path_rtt,
-						     tp->mss_cache));
+						     tp->mss_cache),
+					 ca->queued);
 	} else {
 		rate = cp_exit_rate(verdict, ca->pace_rate, ack_rate,
 				    check_rtt ? check_rtt : shell_srtt_us(tp),

@@ -858,18 +858,26 @@ static inline u32 cp_exit_ssthresh(u32 exit_cwnd, u32 ssthresh,
 
 /*
  * ssthresh after a passed check (full verdict): the flight was the
- * pre-idle rate's BDP @flight_bdp, halved after recent misses or a
- * standing queue (cp_measure_halvings()), and its ACKs showed the path
- * taking it without a queue rising.  Slow start goes on up to the window
- * the unhalved flight would have had before congestion avoidance takes
- * over, never below @ssthresh.  Without this a flight halved (or kept at
- * the slow-start restart's window) on a connection whose ssthresh sat
- * below its BDP would grow one segment a round trip from there: the
- * halving, meant for one round trip, would last the whole response.
- * The kernel's "infinite" ssthresh is the ceiling.
+ * pre-idle rate's BDP @flight_bdp, halved after recent misses
+ * (cp_measure_halvings()) or kept at the slow-start restart's window, and
+ * its ACKs showed the path taking it without a queue rising.  Slow start
+ * goes on up to the window the unhalved flight would have had before
+ * congestion avoidance takes over, never below @ssthresh.  Without this a
+ * connection whose ssthresh sat below its BDP would grow one segment a
+ * round trip from the flight: the halving, meant for one round trip,
+ * would last the whole response.  A flight halved for a standing queue
+ * does not raise it: that halving hedges
+ * against many connections restarting together, each on a rate that was
+ * partly others' share, and each of their checks can pass while the sum
+ * of their unhalved windows would overflow the link: after a standing
+ * queue (@queued) ssthresh stays.  The kernel's "infinite" ssthresh is
+ * the ceiling.
  */
-static inline u32 cp_pass_ssthresh(u32 ssthresh, u32 flight_bdp)
+static inline u32 cp_pass_ssthresh(u32 ssthresh, u32 flight_bdp,
+				   bool queued)
 {
+	if (queued)
+		return ssthresh;
 	return cp_max(ssthresh, cp_min(cp_measure_cwnd(flight_bdp, 0, 0),
 				       CP_SSTHRESH_INFINITE));
 }

@@ -156,8 +156,8 @@
  *         |  nothing left in flight               v
  *         v                                  exit: rate' = the ACK rate
  *     full: cwnd = min(cwnd, in flight + 2)  (else rate * min RTT / the
- *     ssthresh = max(ssthresh, BDP + 2)      check's lowest RTT, or
- *     misses - 1                             rate / 2 after a loss);
+ *     not queued: ssthresh = max(ssthresh,   check's lowest RTT, or
+ *     BDP + 2); misses - 1                   rate / 2 after a loss);
  *         |                                  (ACK rate: over the longer
  *         |                                  of the ACK and send spans,
  *         |                                  >= 16 segments, min RTT / 8);
@@ -195,11 +195,14 @@
  * code leaves in tp->first_tx_mstamp), capped at the pacing rate: a
  * sender that fell behind its pacing rate is no sign of the path.
  * The check's full verdict keeps the window at what is in flight, so
- * ending the pacing releases no burst, and lets slow start go on up to
- * the unhalved flight's window: a flight halved for a queue or past
- * misses (or at the slow-start restart's window) that the path took
- * would otherwise grow one segment a round trip when ssthresh sat below
- * it.  misses (0..3) is the connection's
+ * ending the pacing releases no burst, and, unless a queue stood before
+ * the idle period, lets slow start go on up to the unhalved flight's
+ * window: a flight halved for past misses (or at the slow-start
+ * restart's window) that the path took would otherwise grow one segment
+ * a round trip when ssthresh sat below it.  After a standing queue the
+ * halving is a hedge against connections restarting together, whose
+ * checks all pass while their unhalved windows together overflow the
+ * link, and ssthresh stays.  misses (0..3) is the connection's
  * memory: each failed check halves its next flight, each passed one
  * earns a halving back, so a connection whose path keeps changing bets
  * less and one on a quiet path bets the whole BDP.  A queue that stood

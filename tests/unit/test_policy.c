@@ -449,7 +449,7 @@ static void test_cwv(void)
  * cp_check_ack() cases, check_rate_pct 75: the lowest RTT of the check,
  * the path's minimum, check_rtt_pct, segments since the first ACK, the
  * ACK and send spans, mss, the pacing rate, the verdict, and the RTT a
- * rise is judged against (omitted: 0, which is the minimum).
+ * rise is judged against (0: the minimum).
  */
 static const struct check_case {
 	u32 rtt_us, min_rtt_us, rtt_pct, segs, ack_us, send_us, mss;
@@ -459,51 +459,51 @@ static const struct check_case {
 	u32 base_rtt_us;
 } check_cases[] = {
 	{ 250000, 200000, 125, 4, 3000, 0, 1448, 1250000, CP_CHECK_GOING,
-	  "lowest RTT at 125 % of 200 ms: not above" },
+	  "lowest RTT at 125 % of 200 ms: not above", 0 },
 	{ 250001, 200000, 125, 4, 3000, 0, 1448, 1250000, CP_CHECK_RTT,
-	  "lowest RTT above 125 %, from 4 segments" },
+	  "lowest RTT above 125 %, from 4 segments", 0 },
 	{ 900000, 200000, 125, 0, 0, 0, 1448, 1250000, CP_CHECK_GOING,
-	  "at the first ACK: one late sample is not a queue" },
+	  "at the first ACK: one late sample is not a queue", 0 },
 	{ 900000, 200000, 125, 3, 2000, 0, 1448, 1250000, CP_CHECK_GOING,
-	  "3 segments after it: still not" },
+	  "3 segments after it: still not", 0 },
 	{ 12000, 8000, 125, 4, 300, 0, 1448, 1250000, CP_CHECK_GOING,
-	  "50 % above 8 ms but only 4 ms" },
+	  "50 % above 8 ms but only 4 ms", 0 },
 	{ 12001, 8000, 125, 4, 300, 0, 1448, 1250000, CP_CHECK_RTT,
-	  "more than 4 ms and 25 % above" },
+	  "more than 4 ms and 25 % above", 0 },
 	{ 1000, 200000, 0, 4, 300, 0, 1448, 1250000, CP_CHECK_GOING,
-	  "a percentage below 100 never reads a drop as a rise" },
+	  "a percentage below 100 never reads a drop as a rise", 0 },
 	{ 0, 200000, 125, 4, 300, 0, 1448, 1250000, CP_CHECK_GOING,
-	  "no RTT sample" },
+	  "no RTT sample", 0 },
 	{ 900000, ~0U, 125, 4, 300, 0, 1448, 1250000, CP_CHECK_GOING,
-	  "no minimum RTT" },
+	  "no minimum RTT", 0 },
 	{ 200000, 200000, 125, 32, 37068, 0, 1448, 1250000, CP_CHECK_GOING,
-	  "32 x 1448 B in 37,068 us: 1.25e6 B/s, as paced" },
+	  "32 x 1448 B in 37,068 us: 1.25e6 B/s, as paced", 0 },
 	{ 200000, 200000, 125, 32, 74136, 0, 1448, 1250000, CP_CHECK_RATE,
-	  "in twice the time: half the pacing rate" },
+	  "in twice the time: half the pacing rate", 0 },
 	{ 200000, 200000, 125, 16, 24999, 0, 1448, 1250000, CP_CHECK_GOING,
-	  "74 % over 16 segments, in less than 200 ms / 8" },
+	  "74 % over 16 segments, in less than 200 ms / 8", 0 },
 	{ 200000, 200000, 125, 16, 37068, 0, 1448, 1250000, CP_CHECK_RATE,
-	  "half over 16 segments in 37 ms" },
+	  "half over 16 segments in 37 ms", 0 },
 	{ 0, 20000, 125, 16, 24999, 0, 1448, 1250000, CP_CHECK_RATE,
-	  "74 % over 16 segments on a 20 ms path" },
+	  "74 % over 16 segments on a 20 ms path", 0 },
 	{ 0, 20000, 125, 30, 32000, 0, 1000, 1250000, CP_CHECK_GOING,
-	  "937,500 B/s is 75.0 %, not below" },
+	  "937,500 B/s is 75.0 %, not below", 0 },
 	{ 0, 20000, 125, 30, 32001, 0, 1000, 1250000, CP_CHECK_RATE,
-	  "just below 75 %" },
+	  "just below 75 %", 0 },
 	{ 0, 200000, 125, 15, 1000000, 0, 1448, 1250000, CP_CHECK_GOING,
-	  "fewer than 16 segments: no rate verdict however slow" },
+	  "fewer than 16 segments: no rate verdict however slow", 0 },
 	{ 0, ~0U, 125, 16, 37068, 0, 1448, 1250000, CP_CHECK_RATE,
-	  "no minimum RTT: 16 segments suffice" },
+	  "no minimum RTT: 16 segments suffice", 0 },
 	{ 0, 200000, 125, 16, 100000, 0, 65535, CP_U64_MAX, CP_CHECK_GOING,
-	  "huge rates do not overflow" },
+	  "huge rates do not overflow", 0 },
 	{ 200000, 200000, 125, 32, 74136, 70000, 1448, 1250000, CP_CHECK_GOING,
-	  "half the pacing rate, but the sender fell behind: 95 % of the rate the segments were sent at" },
+	  "half the pacing rate, but the sender fell behind: 95 % of the rate the segments were sent at", 0 },
 	{ 200000, 200000, 125, 32, 74136, 50000, 1448, 1250000, CP_CHECK_RATE,
-	  "sent in 50 ms: 67 % of it" },
+	  "sent in 50 ms: 67 % of it", 0 },
 	{ 200000, 200000, 125, 32, 74136, 10000, 1448, 1250000, CP_CHECK_RATE,
-	  "sent faster than paced (a burst): the pacing rate is the bar" },
+	  "sent faster than paced (a burst): the pacing rate is the bar", 0 },
 	{ 200000, 200000, 125, 32, 37068, 10000, 1448, 1250000, CP_CHECK_GOING,
-	  "a burst whose ACKs came back at the pacing rate" },
+	  "a burst whose ACKs came back at the pacing rate", 0 },
 	{ 110000, 50000, 125, 4, 3000, 0, 1448, 1250000, CP_CHECK_GOING,
 	  "judged against srtt: the queue it lived with is no rise", 100000 },
 	{ 110000, 50000, 125, 4, 3000, 0, 1448, 1250000, CP_CHECK_RTT,
@@ -657,11 +657,14 @@ static void test_measure(void)
 	CHECK_EQ(cp_exit_ssthresh(40, 200, 30), 40);	/* never below cwnd */
 	CHECK_EQ(cp_exit_ssthresh(40, 2, 417), 40);
 	/* a pass: slow start on to the unhalved flight's window */
-	CHECK_EQ(cp_pass_ssthresh(11, 18), 20);
-	CHECK_EQ(cp_pass_ssthresh(21, 18), 21);
-	CHECK_EQ(cp_pass_ssthresh(0x7fffffff, 417), 0x7fffffff);
-	CHECK_EQ(cp_pass_ssthresh(2, 0xffffffffu), 0x7fffffff);
-	CHECK_EQ(cp_pass_ssthresh(0xffffffffu, 5), 0xffffffffu);
+	CHECK_EQ(cp_pass_ssthresh(11, 18, false), 20);
+	CHECK_EQ(cp_pass_ssthresh(21, 18, false), 21);
+	CHECK_EQ(cp_pass_ssthresh(0x7fffffff, 417, false), 0x7fffffff);
+	CHECK_EQ(cp_pass_ssthresh(2, 0xffffffffu, false), 0x7fffffff);
+	CHECK_EQ(cp_pass_ssthresh(0xffffffffu, 5, false), 0xffffffffu);
+	/* after a standing queue the halving stays a hedge */
+	CHECK_EQ(cp_pass_ssthresh(11, 18, true), 11);
+	CHECK_EQ(cp_pass_ssthresh(21, 180, true), 21);
 
 	/* Hoe: 9 segments of 1448 B in 10,426 us at 100 ms: 1.25e6 B/s */
 	CHECK_EQ(cp_hoe_ssthresh(9, 10426, 1448, 100000), 87);

@@ -855,7 +855,9 @@ def test_measure_quiet_path(cocktail):
     estimate has come out between 0.48x and 0.66x under TCG, where ACKs
     wait for the vCPUs), with no retransmission and no drop at the
     bottleneck; the check finds the path unchanged (verdict full,
-    counted in check_full).
+    counted in check_full), and ssthresh is then at least the flight's
+    window (no queue stood before the idle period), whatever the loss of
+    the warm-up left it at.
 
     The premise is a warm-up that showed the path: one loss episode, the
     slow-start exit's. A second one in congestion avoidance (ACKs
