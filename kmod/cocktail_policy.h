@@ -865,13 +865,13 @@ static inline u32 cp_exit_ssthresh(u32 exit_cwnd, u32 ssthresh,
  * congestion avoidance takes over, never below @ssthresh.  Without this a
  * connection whose ssthresh sat below its BDP would grow one segment a
  * round trip from the flight: the halving, meant for one round trip,
- * would last the whole response.  A flight halved for a standing queue
- * does not raise it: that halving hedges
+ * would last the whole response.
+ *
+ * After a standing queue (@queued) ssthresh stays.  That halving hedges
  * against many connections restarting together, each on a rate that was
- * partly others' share, and each of their checks can pass while the sum
- * of their unhalved windows would overflow the link: after a standing
- * queue (@queued) ssthresh stays.  The kernel's "infinite" ssthresh is
- * the ceiling.
+ * partly the others' share: each of their checks can pass while their
+ * unhalved windows together would overflow the link.  The kernel's
+ * "infinite" ssthresh is the ceiling.
  */
 static inline u32 cp_pass_ssthresh(u32 ssthresh, u32 flight_bdp,
 				   bool queued)

@@ -939,7 +939,11 @@ def test_measure_quiet_path(cocktail):
     # the pass lets slow start go on to the flight's window (the restart's
     # rate times its path RTT, plus 2): ssthresh after the response (no
     # loss) is at least that, less one segment for a minimum RTT the
-    # check's ACKs lowered, however low the restart left it
+    # check's ACKs lowered, however low the restart left it. No queue
+    # stood (a 15-packet queue is 18 ms of a 200 ms RTT), which would
+    # keep ssthresh
+    b = r["before"]
+    assert b["rtt"] * 100 <= b["min_rtt"] * 120, info
     want = bdp_segs(int(ev["pacing_rate"]), int(ev["path_rtt_us"]), mss) + 2
     assert r["after"]["snd_ssthresh"] >= max(int(ev["ssthresh"]),
                                              want - 1), \
