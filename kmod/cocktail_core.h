@@ -263,6 +263,8 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 	u64 ack_rate = cp_check_rate(segs, tp->mss_cache,
 				     (u32)tp->tcp_mstamp - ca->train_us,
 				     send_us, path_rtt);
+	/* the pre-idle rate's BDP: the flight's window before any halving */
+	u32 flight_bdp = cp_bdp_segs(ca->pace_rate, path_rtt, tp->mss_cache);
 	u64 rate;
 	u32 cwnd = shell_cwnd(tp), rtt;
 
@@ -270,11 +272,8 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 		if (tp->packets_out)
 			cwnd = cp_min(cwnd, shell_packets_in_flight(tp) +
 					    CP_MEASURE_EXTRA_SEGS);
-		tp->snd_ssthresh =
-			cp_pass_ssthresh(tp->snd_ssthresh,
-					 cp_bdp_segs(ca->pace_rate, path_rtt,
-						     tp->mss_cache),
-					 ca->queued);
+		tp->snd_ssthresh = cp_pass_ssthresh(tp->snd_ssthresh,
+						    flight_bdp, ca->queued);
 	} else {
 		rate = cp_exit_rate(verdict, ca->pace_rate, ack_rate,
 				    check_rtt ? check_rtt : shell_srtt_us(tp),
@@ -284,11 +283,9 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 		cwnd = cp_max(cp_bdp_segs(rate, rtt, tp->mss_cache),
 			      CP_SSTHRESH_MIN);
 		if (verdict != CP_CHECK_LOSS)
-			tp->snd_ssthresh =
-				cp_exit_ssthresh(cwnd, tp->snd_ssthresh,
-						 cp_bdp_segs(ca->pace_rate,
-							     path_rtt,
-							     tp->mss_cache));
+			tp->snd_ssthresh = cp_exit_ssthresh(cwnd,
+							    tp->snd_ssthresh,
+							    flight_bdp);
 	}
 	if (verdict != CP_CHECK_LOSS)
 		shell_set_cwnd(tp, cwnd);
