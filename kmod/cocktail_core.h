@@ -258,7 +258,7 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 	bool in_check = ca->mstate == CM_CHECK;
 	u32 segs = in_check ? tp->delivered - ca->train_delivered : 0;
 	u32 send_us = in_check ? ck_check_send_us(sk) : 0;
-	u32 check_rtt = in_check ? cp_check_rtt_us(ca->check_rtt) : 0;
+	u32 check_rtt = in_check ? cp_check_rtt_us(ca->low_rtt) : 0;
 	/* the ACKs' rate, 0 outside a check (segs 0) or until it tells */
 	u64 ack_rate = cp_check_rate(segs, tp->mss_cache,
 				     (u32)tp->tcp_mstamp - ca->train_us,
@@ -324,16 +324,16 @@ CK_FN void ck_check_ack(struct sock *sk, s32 rtt_us)
 		ca->train_us = (u32)tp->tcp_mstamp;
 		ca->train_delivered = tp->delivered;
 		ca->pace_end_seq = tp->snd_nxt;
-		ca->check_rtt = CP_CHECK_RTT_NONE;
+		ca->low_rtt = CP_CHECK_RTT_NONE;
 		ca->check_sent_us = (u32)tp->first_tx_mstamp;
 	}
 	if (!tp->packets_out) {
 		ck_check_end(sk, CP_CHECK_FULL);
 		return;
 	}
-	ca->check_rtt = cp_check_rtt_min(ca->check_rtt, rtt_us);
+	ca->low_rtt = cp_check_rtt_min(ca->low_rtt, rtt_us);
 	path_rtt = ck_path_rtt_us(tp);
-	verdict = cp_check_ack(cp_check_rtt_us(ca->check_rtt), path_rtt,
+	verdict = cp_check_ack(cp_check_rtt_us(ca->low_rtt), path_rtt,
 			       cp_check_rtt_base(ca->queued, shell_srtt_us(tp),
 						 path_rtt),
 			       shell_param(check_rtt_pct),
@@ -414,8 +414,9 @@ CK_FN void ck_train_ack(struct sock *sk, u32 acked)
 /*
  * restart=measure: the flight's window is the BDP of the pre-idle rate
  * (the pace_rate estimate) and the path's minimum RTT, less after recent
- * failed checks or a queue before the idle period, at least what a
- * slow-start restart would allow; it is paced at that rate and checked on
+ * failed checks or a queue before the idle period that the window
+ * @before (segments) does not explain, at least what a slow-start
+ * restart would allow; it is paced at that rate and checked on
  * its ACKs.  No rate at all, or no pacing: ssr.  Returns the pacing
  * rate (0: fell back to ssr); sets *cwnd.
  */
@@ -424,7 +425,7 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 	struct cocktail *ca = shell_ca(sk);
 	const struct tcp_sock *tp = shell_tp(sk);
 	u32 floor = cp_restart_ssr(before, shell_iw_now(sk));
-	u32 halvings;
+	u32 halvings, rtt;
 	u64 rate;
 	u32 bdp;
 
@@ -438,9 +439,15 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 		*cwnd = floor;
 		return 0;
 	}
-	ca->queued = cp_queue_stood(shell_srtt_us(tp), shell_min_rtt_us(tp),
+	/* the last round's lowest RTT sample, else srtt */
+	rtt = cp_check_rtt_us(ca->low_rtt);
+	if (!rtt)
+		rtt = shell_srtt_us(tp);
+	ca->queued = cp_queue_stood(rtt, shell_min_rtt_us(tp),
 				    shell_param(queue_pct));
-	halvings = cp_measure_halvings(ca->misses, ca->queued);
+	halvings = cp_measure_halvings(ca->misses, ca->queued &&
+				       !cp_queue_own(before, rate, rtt,
+						     tp->mss_cache));
 	if (halvings > ca->misses)
 		shell_count(CC_MEASURE_QUEUED);
 	*cwnd = cp_measure_cwnd(bdp, halvings, floor);
@@ -674,6 +681,9 @@ CK_FN void ck_update_round(struct sock *sk)
 	ca->pipeack[0] = cp_min(tp->delivered - ca->round_delivered,
 				COCKTAIL_PIPEACK_MAX);
 	ca->round_delivered = tp->delivered;
+	/* outside a check, low_rtt is the lowest sample of the round */
+	if (!ca->mstate)
+		ca->low_rtt = CP_CHECK_RTT_NONE;
 	if (ca->hystart)
 		ck_hystart_round(sk);
 }
@@ -790,6 +800,7 @@ CK_FN void ck_init_state(struct sock *sk)
 	ca->round_end_seq = tp->snd_nxt;
 	ca->round_delivered = tp->delivered;
 	ca->cwv_stamp = shell_jiffies();
+	ca->low_rtt = CP_CHECK_RTT_NONE;
 	ca->pace_prev_status = SK_PACING_NONE;
 	cp_maxwin_reset(&ca->bw, 0);
 	cp_maxwin_reset(&ca->cap, 0);
@@ -809,10 +820,12 @@ CK_FN void ck_pkts_acked(struct sock *sk, const struct ack_sample *sample)
 
 	if (ca->hystart)
 		ck_hystart_rtt(sk, rtt_us);
-	if (ca->mstate)
+	if (ca->mstate) {
 		ck_check_ack(sk, rtt_us);
-	else
+	} else {
+		ca->low_rtt = cp_check_rtt_min(ca->low_rtt, rtt_us);
 		ck_train_ack(sk, sample->pkts_acked);
+	}
 }
 
 /*

@@ -522,6 +522,18 @@ static inline u32 cp_cwv7661_nvp_ssthresh(u32 ssthresh, u32 cwnd)
 #define CP_CHECK_RATE_SPAN_SHIFT	3U
 
 /*
+ * ... and over at least 40 ms of ACKs whatever the RTT: a host that holds
+ * the receiver's ACKs for 10 ms (measured in the test VM with a few
+ * connections side by side on two vCPUs, the lowest RTT sample of the
+ * same check at the minimum) is a quarter of that span, and its ACKs
+ * still read 80% of the rate, above the default check_rate_pct.  On a
+ * path of less than 40 ms the flight's ACKs span less than that, and a
+ * path delivering less than the flight sends is left to the RTT verdict:
+ * the queue a slower bottleneck builds shows in every later sample.
+ */
+#define CP_CHECK_RATE_SPAN_FLOOR_US	40000U
+
+/*
  * The RTT is judged on the lowest sample of the check so far, and only
  * from 4 segments delivered after the first ACK on (the first ACK and
  * two more delayed ones): a queue the flight meets raises every sample,
@@ -657,20 +669,48 @@ static inline u32 cp_bdp_segs(u64 rate, u32 rtt_us, u32 mss)
 }
 
 /*
+ * A window that fills the path at its rate for the whole RTT explains
+ * the queue that RTT shows as its own: the window is 3/4 of rate x RTT
+ * or more.  A connection alone whose window outgrew the BDP has a window
+ * of rate x RTT (the queue is the window's excess), less what a late
+ * sample (a receiver's delayed ACK) adds to the RTT; one of two that
+ * share the bottleneck evenly has half of it, and less when its rate
+ * estimate holds its best rounds.
+ */
+#define CP_QUEUE_OWN_NUM	3U
+#define CP_QUEUE_OWN_DEN	4U
+
+/*
+ * Was the queue that stood before the idle period (cp_queue_stood() of
+ * @rtt_us) the connection's own?  @cwnd segments of @mss bytes before
+ * the idle period against the BDP of @rate B/s over @rtt_us
+ * (CP_QUEUE_OWN_NUM / CP_QUEUE_OWN_DEN of it).  Its own queue drained
+ * while it was idle and is no sign that others share the path; a queue
+ * others keep is.  In 64 bits, so no product can overflow; no rate or
+ * RTT: not known to be its own.
+ */
+static inline bool cp_queue_own(u32 cwnd, u64 rate, u32 rtt_us, u32 mss)
+{
+	u32 bdp = cp_bdp_segs(rate, rtt_us, mss);
+
+	return bdp && (u64)cwnd * CP_QUEUE_OWN_DEN >=
+		      (u64)bdp * CP_QUEUE_OWN_NUM;
+}
+
+/*
  * How many times a measured restart halves its flight's BDP: once per
- * recent miss, and once more when a queue stood before the idle period
- * (@queued, cp_queue_stood()), at most CP_MEASURE_MAX_MISSES in all.
+ * recent miss, and once more when a queue others kept stood before the
+ * idle period (@queued: cp_queue_stood() and not cp_queue_own()), at
+ * most CP_MEASURE_MAX_MISSES in all.
  *
- * A standing queue means the connection was sending as fast as the
- * bottleneck let it, and from one connection's side a queue others keep
- * up looks like one its own window built.  When others share the link,
- * the windowed max of the delivery rate, which sizes the flight, holds
- * the connection's best rounds rather than its share: many connections
- * that restart together would each bet more than their share, their
- * flights sum to more than the link and its buffer hold, and the checks
- * see it only once a round trip of ACKs is back.  A connection alone
- * behind its own queue pays half a flight for that, and grows from there
- * once its check passes.
+ * A standing queue that the connection's window does not explain means
+ * others share the link.  Then the windowed max of the delivery rate,
+ * which sizes the flight, holds the connection's best rounds rather
+ * than its share: many connections that restart together would each bet
+ * more than their share, their flights sum to more than the link and its
+ * buffer hold, and the checks see it only once a round trip of ACKs is
+ * back.  A connection alone behind its own queue (cp_queue_own()) bets
+ * the full BDP: that queue drained during the idle period.
  */
 static inline u32 cp_measure_halvings(u32 misses, bool queued)
 {
@@ -702,13 +742,26 @@ static inline u32 cp_measure_misses(u32 misses, enum cp_check verdict)
 }
 
 /*
+ * The least span of ACKs, in us, a check judges a rate over: an eighth
+ * of the path's minimum RTT @min_rtt_us (when known) and
+ * CP_CHECK_RATE_SPAN_FLOOR_US.
+ */
+static inline u32 cp_check_rate_span_us(u32 min_rtt_us)
+{
+	if (!cp_min_rtt_known(min_rtt_us))
+		return CP_CHECK_RATE_SPAN_FLOOR_US;
+	return cp_max(min_rtt_us >> CP_CHECK_RATE_SPAN_SHIFT,
+		      CP_CHECK_RATE_SPAN_FLOOR_US);
+}
+
+/*
  * The rate the ACKs of a check show, in B/s: @segs delivered after the
  * flight's first ACK, over the longer of the @ack_us between that ACK
  * and this one and the @send_us between the sending of the segments the
  * two ACKs were for, as the kernel's rate samples do (tcp_rate_gen()):
  * ACKs that a host or link bunched read no faster than the segments
  * were sent.  0 (no rate to tell) below CP_CHECK_MIN_SEGS, without a
- * span, or when the ACKs span less than an eighth of the known
+ * span, or when the ACKs span less than cp_check_rate_span_us() of
  * @min_rtt_us: the rate verdict's own gates (cp_check_ack()), since over
  * a shorter span one late ACK is a large part of it, and an exit after
  * a loss would take that noise for the path's rate.
@@ -719,8 +772,7 @@ static inline u64 cp_check_rate(u32 segs, u32 mss, u32 ack_us, u32 send_us,
 	u32 span = cp_max(ack_us, send_us);
 
 	if (segs < CP_CHECK_MIN_SEGS || !span ||
-	    (cp_min_rtt_known(min_rtt_us) &&
-	     ack_us < min_rtt_us >> CP_CHECK_RATE_SPAN_SHIFT))
+	    ack_us < cp_check_rate_span_us(min_rtt_us))
 		return 0;
 	return cp_rate(segs, mss, span, CP_U64_MAX);
 }
@@ -760,7 +812,7 @@ static inline u32 cp_check_rtt_base(bool queued, u32 srtt_us,
  * someone else now uses the path, or the rate was too high.  ACKs
  * slower than @rate_pct % of the rate the segments were sent at (the
  * pacing rate, or less when the sender fell behind it) over
- * CP_CHECK_MIN_SEGS segments and an eighth of the minimum RTT mean the
+ * CP_CHECK_MIN_SEGS segments and cp_check_rate_span_us() mean the
  * path delivers less than the flight sends (a competitor's share, a
  * slower link).  A sender that fell behind its pacing rate is no sign
  * of the path.
@@ -780,7 +832,7 @@ static inline enum cp_check cp_check_ack(u32 rtt_us, u32 min_rtt_us,
 	    rtt_us - base > CP_CHECK_RTT_FLOOR_US)
 		return CP_CHECK_RTT;
 	if (segs < CP_CHECK_MIN_SEGS || !ack_us ||
-	    (known && ack_us < min_rtt_us >> CP_CHECK_RATE_SPAN_SHIFT))
+	    ack_us < cp_check_rate_span_us(min_rtt_us))
 		return CP_CHECK_GOING;
 	ack_rate = cp_rate(segs, mss, ack_us, CP_U64_MAX);
 	if (send_us) {

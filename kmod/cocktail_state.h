@@ -103,9 +103,12 @@ struct cocktail {
 	};
 	u32 nvp_stamp;			/* jiffies: RFC 7661 NVP start */
 	u16 bw_sig;			/* hash of the last rate sample fed */
-	u16 check_rtt;			/* measure: the check's lowest RTT
-					 * sample, cp_check_rtt_pack() units
-					 * (32 us), CP_CHECK_RTT_NONE: none
+	u16 low_rtt;			/* lowest RTT sample of a measured
+					 * restart's check (CM_CHECK), else
+					 * of the round in progress (measure's
+					 * queue test), cp_check_rtt_pack()
+					 * units (32 us), CP_CHECK_RTT_NONE:
+					 * none
 					 */
 	union {
 		struct cp_cubic cu;	/* growth=cubic: W_max, epoch, W_est */

@@ -132,8 +132,10 @@
  *     restart (idle > RTO)
  *         |  rate = max(pace_rate estimate, ACK-train rate),
  *         |  BDP = rate * min RTT / mss;
- *         |  cwnd = max(BDP >> (misses + queued) + 2, min(IW, cwnd))
- *         |  (queued: srtt > queue_pct % min RTT); no rate: ssr
+ *         |  cwnd = max(BDP >> (misses + halve) + 2, min(IW, cwnd))
+ *         |  (queued: RTT > queue_pct % min RTT, RTT the last round's
+ *         |  lowest sample, else srtt; halve: queued and
+ *         |  cwnd < 3/4 rate * RTT / mss); no rate: ssr
  *         v
  *     FLIGHT: paced at rate; cwnd frozen (.cong_avoid does nothing)
  *         |  first ACK of the flight: the train starts (time, delivered),
@@ -150,7 +152,7 @@
  *         |                           |    check_rate_pct % of the rate
  *         |                           |    the segments were sent at
  *         |                           |    (after >= 16 segments and
- *         |                           |    min RTT / 8)
+ *         |                           |    max(min RTT / 8, 40 ms))
  *         |                           '--- loss, RTO or ECN (.ssthresh)
  *         |  a round trip of ACKs, or             |
  *         |  nothing left in flight               v
@@ -160,7 +162,8 @@
  *     BDP + 2); misses - 1                   rate / 2 after a loss);
  *         |                                  (ACK rate: over the longer
  *         |                                  of the ACK and send spans,
- *         |                                  >= 16 segments, min RTT / 8);
+ *         |                                  >= 16 segments, the same
+ *         |                                  span as the verdict's);
  *         |                                  cwnd = rate' * RTT / mss
  *         |                                  (the check's lowest RTT
  *         |                                  with an ACK rate or after
@@ -206,9 +209,13 @@
  * memory: each failed check halves its next flight, each passed one
  * earns a halving back, so a connection whose path keeps changing bets
  * less and one on a quiet path bets the whole BDP.  A queue that stood
- * before the idle period (srtt above queue_pct % of the minimum RTT)
- * halves the flight once more, counted in measure_queued: the delivery
- * rate that sizes it may be more than the connection's share.  Such a
+ * before the idle period (the lowest RTT sample of the last round before
+ * it, or srtt without one, above queue_pct % of the minimum RTT: srtt
+ * alone also holds the late samples of a receiver's delayed ACKs)
+ * halves the flight once more, counted in measure_queued, unless the
+ * connection's own window explains it (a window of 3/4 of rate x RTT or
+ * more: its own queue, which drained while it was idle): the delivery
+ * rate that sizes it may be more than its share of a shared link.  Such a
  * check judges an RTT rise against srtt, not the minimum RTT: a queue
  * someone else keeps raises every sample, and judged against the
  * minimum every restart behind it would fail and halve the next.  The
@@ -587,7 +594,7 @@ static const struct kernel_param_ops cocktail_queue_pct_ops = {
 };
 
 module_param_cb(queue_pct, &cocktail_queue_pct_ops, &cocktail_queue_pct, 0644);
-MODULE_PARM_DESC(queue_pct, "a queue had built up before the idle period when the pre-idle srtt is above this percentage of the path's minimum RTT: restart=queue then uses ssr (else pace), restart=measure halves its flight (101..1000, default 120)");
+MODULE_PARM_DESC(queue_pct, "a queue had built up before the idle period when the pre-idle srtt is above this percentage of the path's minimum RTT: restart=queue then uses ssr (else pace), restart=measure halves its flight when the last round's lowest RTT shows it and the window does not explain it (101..1000, default 120)");
 
 module_param_cb(growth, &cocktail_choice_ops, &cocktail_growth, 0644);
 MODULE_PARM_DESC(growth, "window growth of new connections: reno (NewReno) | cubic (RFC 9438 with HyStart++, RFC 9406) (default reno)");

@@ -482,18 +482,26 @@ static const struct check_case {
 	  "in twice the time: half the pacing rate", 0 },
 	{ 200000, 200000, 125, 16, 24999, 0, 1448, 1250000, CP_CHECK_GOING,
 	  "74 % over 16 segments, in less than 200 ms / 8", 0 },
-	{ 200000, 200000, 125, 16, 37068, 0, 1448, 1250000, CP_CHECK_RATE,
-	  "half over 16 segments in 37 ms", 0 },
-	{ 0, 20000, 125, 16, 24999, 0, 1448, 1250000, CP_CHECK_RATE,
-	  "74 % over 16 segments on a 20 ms path", 0 },
-	{ 0, 20000, 125, 30, 32000, 0, 1000, 1250000, CP_CHECK_GOING,
+	{ 200000, 200000, 125, 16, 37068, 0, 1448, 1250000, CP_CHECK_GOING,
+	  "half over 16 segments in 37 ms: less than 40 ms of ACKs", 0 },
+	{ 200000, 200000, 125, 16, 39999, 0, 1448, 1250000, CP_CHECK_GOING,
+	  "46 % over 16 segments, 1 us short of 40 ms", 0 },
+	{ 200000, 200000, 125, 16, 40000, 0, 1448, 1250000, CP_CHECK_RATE,
+	  "46 % over 16 segments in 40 ms", 0 },
+	{ 0, 20000, 125, 16, 24999, 0, 1448, 1250000, CP_CHECK_GOING,
+	  "74 % over 16 segments on a 20 ms path: less than 40 ms", 0 },
+	{ 0, 20000, 125, 16, 10000, 20000, 1448, 1250000, CP_CHECK_GOING,
+	  "a 20 ms path's ACKs held back 10 ms: no rate verdict", 0 },
+	{ 0, 20000, 125, 60, 64000, 0, 1000, 1250000, CP_CHECK_GOING,
 	  "937,500 B/s is 75.0 %, not below", 0 },
-	{ 0, 20000, 125, 30, 32001, 0, 1000, 1250000, CP_CHECK_RATE,
+	{ 0, 20000, 125, 60, 64001, 0, 1000, 1250000, CP_CHECK_RATE,
 	  "just below 75 %", 0 },
 	{ 0, 200000, 125, 15, 1000000, 0, 1448, 1250000, CP_CHECK_GOING,
 	  "fewer than 16 segments: no rate verdict however slow", 0 },
-	{ 0, ~0U, 125, 16, 37068, 0, 1448, 1250000, CP_CHECK_RATE,
-	  "no minimum RTT: 16 segments suffice", 0 },
+	{ 0, ~0U, 125, 16, 37068, 0, 1448, 1250000, CP_CHECK_GOING,
+	  "no minimum RTT: 16 segments in 37 ms are still too few", 0 },
+	{ 0, ~0U, 125, 16, 40000, 0, 1448, 1250000, CP_CHECK_RATE,
+	  "no minimum RTT: 16 segments over 40 ms suffice", 0 },
 	{ 0, 200000, 125, 16, 100000, 0, 65535, CP_U64_MAX, CP_CHECK_GOING,
 	  "huge rates do not overflow", 0 },
 	{ 200000, 200000, 125, 32, 74136, 70000, 1448, 1250000, CP_CHECK_GOING,
@@ -561,6 +569,28 @@ static void test_measure(void)
 	CHECK(cp_queue_stood(~0U, 4000000, 1000));	/* no overflow */
 	CHECK(!cp_queue_stood(~0U - 1, ~0U - 1, 1000));
 
+	/*
+	 * the connection's own queue: a window of 3/4 of rate x srtt or
+	 * more.  20 Mbit/s of frames (2.5e6 B/s) x 29.3 ms = 73,250 B =
+	 * 51 segments of 1448: 39 fill 3/4 of it, 38 do not.
+	 */
+	CHECK_EQ(cp_bdp_segs(2500000, 29300, 1448), 51);
+	CHECK(cp_queue_own(39, 2500000, 29300, 1448));
+	CHECK(!cp_queue_own(38, 2500000, 29300, 1448));
+	CHECK(cp_queue_own(50, 2500000, 29300, 1448));	/* alone: ~1 */
+	CHECK(!cp_queue_own(25, 2500000, 29300, 1448));	/* a share of 1/2 */
+	CHECK(!cp_queue_own(50, 0, 29300, 1448));	/* no rate */
+	CHECK(!cp_queue_own(50, 2500000, 0, 1448));	/* no srtt */
+	CHECK(!cp_queue_own(0, 2500000, 29300, 1448));
+	CHECK(cp_queue_own(~0U, CP_U64_MAX, ~0U, 1));	/* no overflow */
+	CHECK(!cp_queue_own(~0U / 2, CP_U64_MAX, ~0U, 1));
+	/* alone behind its own queue: the full BDP (37 at 21 ms) + 2 */
+	CHECK_EQ(cp_measure_cwnd(cp_bdp_segs(2500000, 21000, 1448),
+				 cp_measure_halvings(0,
+					cp_queue_stood(29300, 21000, 120) &&
+					!cp_queue_own(50, 2500000, 29300,
+						      1448)), 10), 39);
+
 	/* the bet: misses up by one per failed check, down by one per pass */
 	CHECK_EQ(cp_measure_misses(0, CP_CHECK_FULL), 0);
 	CHECK_EQ(cp_measure_misses(2, CP_CHECK_FULL), 1);
@@ -586,17 +616,29 @@ static void test_measure(void)
 	CHECK_EQ(cp_check_rtt_base(true, 100000, 50000), 100000);
 	CHECK_EQ(cp_check_rtt_base(true, 40000, 50000), 50000);
 
+	/* the least span of ACKs: min RTT / 8, at least 40 ms */
+	CHECK_EQ(cp_check_rate_span_us(0), 40000);	/* no min RTT */
+	CHECK_EQ(cp_check_rate_span_us(~0U), 40000);
+	CHECK_EQ(cp_check_rate_span_us(20000), 40000);
+	CHECK_EQ(cp_check_rate_span_us(320007), 40000);
+	CHECK_EQ(cp_check_rate_span_us(320008), 40001);
+	CHECK_EQ(cp_check_rate_span_us(800000), 100000);
+
 	/* the check's ACK rate: over the longer of the ACK and send spans */
-	CHECK_EQ(cp_check_rate(16, 1448, 18534, 0, 0), 1250026);
-	CHECK_EQ(cp_check_rate(16, 1448, 9267, 18534, 0), 1250026); /* bunched */
-	CHECK_EQ(cp_check_rate(16, 1448, 37068, 18534, 0), 625013);
-	CHECK_EQ(cp_check_rate(15, 1448, 18534, 0, 0), 0);
+	CHECK_EQ(cp_check_rate(16, 1448, 40000, 0, 0), 579200);
+	CHECK_EQ(cp_check_rate(16, 1448, 40000, 20000, 0), 579200);
+	CHECK_EQ(cp_check_rate(16, 1448, 40000, 80000, 0), 289600); /* bunched */
+	CHECK_EQ(cp_check_rate(15, 1448, 40000, 0, 0), 0);
 	CHECK_EQ(cp_check_rate(16, 1448, 0, 0, 0), 0);
-	/* the ACKs must span min RTT / 8, as for the rate verdict */
-	CHECK_EQ(cp_check_rate(16, 1448, 18534, 0, 148272), 1250026);
-	CHECK_EQ(cp_check_rate(16, 1448, 18533, 0, 148272), 0);
-	CHECK_EQ(cp_check_rate(16, 1448, 9267, 18534, 148272), 0);
-	CHECK_EQ(cp_check_rate(16, 1448, 18534, 0, ~0U), 1250026);
+	/* the ACKs must span 40 ms whatever the RTT, as for the verdict */
+	CHECK_EQ(cp_check_rate(16, 1448, 39999, 0, 0), 0);
+	CHECK_EQ(cp_check_rate(16, 1448, 39999, 0, 20000), 0);
+	CHECK_EQ(cp_check_rate(16, 1448, 20000, 80000, 20000), 0);
+	/* ... and min RTT / 8 when that is longer */
+	CHECK_EQ(cp_check_rate(16, 1448, 50000, 0, 400000), 463360);
+	CHECK_EQ(cp_check_rate(16, 1448, 49999, 0, 400000), 0);
+	CHECK_EQ(cp_check_rate(16, 1448, 40000, 50000, 400000), 0);
+	CHECK_EQ(cp_check_rate(16, 1448, 40000, 0, ~0U), 579200);
 
 	/* the check's lowest RTT: 32 us units, rounded up, saturated */
 	CHECK_EQ(cp_check_rtt_pack(0), 0);

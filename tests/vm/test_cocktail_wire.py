@@ -1094,17 +1094,18 @@ def test_measure_queue_it_lived_with(cocktail):
     """A queue that stood before the idle period and still stands is no
     rise. A 20 ms, 20 Mbit/s path; after a 300-segment warm-up (the
     minimum RTT: about 20 ms) the bottleneck's one-way delay grows from
-    10 to 50 ms (a standing queue someone else keeps, without its
-    losses) and 300 more segments bring srtt to about 60 ms (premise,
-    from tcp_info: srtt above queue_pct = 120 % of min_rtt, and the
-    restart counted in measure_queued). After 1.5 s idle, 100 segments:
-    every RTT sample of the check is about 60 ms, three times the
-    minimum, but no more than the connection lived with, so the check
+    10 to 120 ms (a standing queue someone else keeps, without its
+    losses) and 300 more segments bring srtt to about 130 ms (premises,
+    from tcp_info: srtt above queue_pct = 120 % of min_rtt, a window
+    less than 3/4 of the restart's rate times srtt, so not its own queue,
+    and the restart counted in measure_queued). After 1.5 s idle, 100
+    segments: every RTT sample of the check is about 130 ms, six times
+    the minimum, but no more than the connection lived with, so the check
     does not leave on an RTT rise (verdict full or rate; check_rtt not
     counted), with no retransmission. The halved flight (less than cwnd
     before the idle period) keeps ssthresh = max(ssthresh, 3/4 cwnd), as
     Linux's slow-start restart does. With the one-way delay raised to
-    100 ms during the idle period (RTT about 110 ms, 1.8 times srtt) the
+    240 ms during the idle period (RTT about 250 ms, 1.9 times srtt) the
     same check leaves on the RTT (verdict rtt, counted)."""
     params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
            ssthresh_est=1, check_rtt_pct=125, check_rate_pct=75,
@@ -1120,7 +1121,7 @@ def test_measure_queue_it_lived_with(cocktail):
                               "%dus" % (ms * 1000), "limit", "100000"])
 
             def standing(srv, cli, mss):
-                delay(50)
+                delay(120)
                 traffic.send_and_time(srv, cli, 300 * mss, 300)
             c0 = counters()
             r = burst_after_idle(
@@ -1132,9 +1133,11 @@ def test_measure_queue_it_lived_with(cocktail):
         b = r["before"]
         assert b["min_rtt"] < 30000 and b["rtt"] * 100 > b["min_rtt"] * 120, \
             "premise: a standing queue before the idle period; " + info
-        assert c1["measure_queued"] > c0["measure_queued"], (c0, c1, info)
         assert r["restart"] and r["restart"][-1][1]["policy"] == "measure", \
             info
+        assert not own_queue(r), "premise: the window does not explain " \
+            "the queue; " + info
+        assert c1["measure_queued"] > c0["measure_queued"], (c0, c1, info)
         t_restart = r["restart"][-1][0]
         verdicts = [e for ts, e in r["check"] if ts >= t_restart]
         assert verdicts, info
@@ -1155,7 +1158,7 @@ def test_measure_queue_it_lived_with(cocktail):
     assert int(ev["ssthresh"]) == max(
         b["snd_ssthresh"], (b["snd_cwnd"] >> 1) + (b["snd_cwnd"] >> 2)), info
 
-    chk, c0, c1, r, info = run("measure_lived_with_rise", 100)
+    chk, c0, c1, r, info = run("measure_lived_with_rise", 240)
     assert chk["verdict"] == "rtt", info
     assert c1["check_rtt"] > c0["check_rtt"], (c0, c1, info)
 
@@ -1167,28 +1170,66 @@ def bdp_segs(rate, rtt_us, mss):
     return -(-nbytes // mss)
 
 
+def own_queue(r):
+    """Did the window before the idle period explain the queue srtt
+    showed (the module's cp_queue_own())?  The restart event's
+    cwnd_before at least 3/4 of its pacing rate times tcp_info's srtt,
+    in segments of the connection's MSS."""
+    b, ev = r["before"], r["restart"][-1][1]
+    bdp = bdp_segs(int(ev["pacing_rate"]), b["rtt"], b["snd_mss"])
+    return int(ev["cwnd_before"]) * 4 >= bdp * 3
+
+
 def test_measure_queue_halves(cocktail):
-    """A queue before the idle period halves measure's bet. A 100 ms,
-    10 Mbit/s path (BDP 86 segments) with a deep 200-packet queue: a
-    300-segment warm-up's last slow-start round (150 segments in flight)
-    leaves a queue of about 60 packets, srtt well above 120 % of min_rtt
-    (premise, from tcp_info); then 1.5 s idle and 300 segments. With
-    queue_pct=120 the first flight on the wire (the segments sent before
-    the first ACK) is half the BDP of the restart's rate plus 2 (+-2),
-    where the BDP is the restart event's pacing rate times tcp_info's
-    min_rtt, and the measure_queued counter counts it; with
-    queue_pct=1000 (no queue, whatever srtt) the flight is not halved:
-    at least 0.6 of that BDP (a full flight is paced over about one round
-    trip, and a pacing timer the TCG guest fires late leaves its last
-    segments after the first ACK), and nothing is counted."""
-    def run(queue_pct):
+    """A queue others kept before the idle period halves measure's bet;
+    the connection's own does not. A 100 ms, 10 Mbit/s path (BDP 86
+    segments) with a deep 200-packet queue and queue_pct=120; 1.5 s idle,
+    then 300 segments. The first flight on the wire is the segments sent
+    before the first ACK; the BDP is the restart event's pacing rate
+    times tcp_info's min_rtt.
+
+    own: alone, with Hoe's estimate off, a 300-segment warm-up's last
+    slow-start round (150 segments in flight) leaves a queue of about 60
+    packets: srtt well above 120 % of min_rtt, and a window of about the
+    rate times srtt (premises, from tcp_info and the restart event). The
+    flight is not halved: at least 0.6 of the BDP + 2 (a full flight is
+    paced over about one round trip, and a pacing timer the TCG guest
+    fires late leaves its last segments after the first ACK), and
+    measure_queued does not count it.
+
+    others: with Hoe's estimate the warm-up's window stays near the BDP;
+    then the bottleneck's one-way delay grows from 50 to 150 ms (a queue
+    someone else keeps, without its losses) and 300 more segments bring
+    srtt to about 200 ms, twice the window's worth (premises). The flight
+    is half the BDP plus 2 (+-2), and measure_queued counts it.
+
+    drained: as others with a one-way delay of 250 ms, then back to 50 ms
+    for 20 more segments (one round trip at the minimum RTT): srtt is
+    still well above 120 % of min_rtt and the window's worth (premises),
+    but the last round's samples are at the minimum: the queue is gone,
+    and the flight is not halved (as own), nothing counted."""
+    def run(case):
         params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
-               ssthresh_est=0, check_rtt_pct=125, check_rate_pct=75,
-               queue_pct=queue_pct)
+               ssthresh_est=int(case != "own"), check_rtt_pct=125,
+               check_rate_pct=75, queue_pct=120)
         with Topo(rtt=100, rate="10mbit", limit=200) as t:
+            bn = t.info["bottleneck"]
+
+            def delay(ms):
+                tc(bn["ns"], ["qdisc", "change", "dev", bn["dev"], "root",
+                              "handle", "1:", "netem", "delay", "%dms" % ms,
+                              "limit", "100000"])
+
+            def standing(srv, cli, mss):
+                delay(150 if case == "others" else 250)
+                traffic.send_and_time(srv, cli, 300 * mss, 300)
+                if case == "drained":
+                    delay(50)
+                    traffic.send_and_time(srv, cli, 20 * mss, 300)
             c0 = counters()
-            r = burst_after_idle(t, "measure_queue%d" % queue_pct, 300,
-                                 1.5, 300)
+            r = burst_after_idle(t, "measure_queue_" + case, 300, 1.5, 300,
+                                 between=None if case == "own"
+                                 else standing)
             r["queued"] = counters()["measure_queued"] - \
                 c0["measure_queued"]
         fl = flight_after(r["pkts"], t.server_addr, r["wall"],
@@ -1199,21 +1240,25 @@ def test_measure_queue_halves(cocktail):
                        r["before"]["snd_mss"])
         return r, len(fl), bdp
 
-    def queued(a):
-        b = a[0]["before"]
-        return b["rtt"] * 100 > b["min_rtt"] * 120
+    def premise(case):
+        def holds(a):
+            b = a[0]["before"]
+            return b["rtt"] * 100 > b["min_rtt"] * 120 and \
+                bool(a[0]["restart"]) and \
+                own_queue(a[0]) == (case == "own")
+        return holds
 
     def describe(tries):
         return "(srtt, min_rtt, flight, BDP) per attempt %s; %s" % (
             [(a[0]["before"]["rtt"], a[0]["before"]["min_rtt"], a[1], a[2])
              for a in tries], measure_info(tries[-1][0]))
-    for queue_pct in (120, 1000):
-        (r, n, bdp), tries = until_premise(lambda: run(queue_pct), queued)
-        info = "queue_pct=%d: %s" % (queue_pct, describe(tries))
-        assert queued((r, n, bdp)), info
-        assert r["restart"] and bdp, info
+    for case in ("own", "others", "drained"):
+        (r, n, bdp), tries = until_premise(lambda: run(case), premise(case))
+        info = "%s: %s" % (case, describe(tries))
+        assert premise(case)((r, n, bdp)), info
+        assert bdp, info
         assert r["restart"][-1][1]["policy"] == "measure", info
-        if queue_pct == 120:
+        if case == "others":
             assert abs(n - (bdp // 2 + 2)) <= 2, info
             assert r["queued"] == 1, info
         else:
