@@ -681,8 +681,12 @@ CK_FN void ck_update_round(struct sock *sk)
 	ca->pipeack[0] = cp_min(tp->delivered - ca->round_delivered,
 				COCKTAIL_PIPEACK_MAX);
 	ca->round_delivered = tp->delivered;
-	/* outside a check, low_rtt is the lowest sample of the round */
-	if (!ca->mstate)
+	/*
+	 * Outside a check, low_rtt is the lowest sample of the round; an ACK
+	 * that leaves nothing in flight starts no round of samples (this
+	 * runs before the kernel takes the ACKed segments off packets_out).
+	 */
+	if (!ca->mstate && cp_before(tp->snd_una, tp->snd_nxt))
 		ca->low_rtt = CP_CHECK_RTT_NONE;
 	if (ca->hystart)
 		ck_hystart_round(sk);
@@ -823,7 +827,9 @@ CK_FN void ck_pkts_acked(struct sock *sk, const struct ack_sample *sample)
 	if (ca->mstate) {
 		ck_check_ack(sk, rtt_us);
 	} else {
-		ca->low_rtt = cp_check_rtt_min(ca->low_rtt, rtt_us);
+		/* not the ACK that leaves nothing in flight: maybe delayed */
+		if (shell_tp(sk)->packets_out)
+			ca->low_rtt = cp_check_rtt_min(ca->low_rtt, rtt_us);
 		ck_train_ack(sk, sample->pkts_acked);
 	}
 }
