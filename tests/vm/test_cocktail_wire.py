@@ -1090,6 +1090,16 @@ def test_rate_filter_ages(cocktail):
 
 
 
+def bottleneck_delay(t, ms):
+    """Set the one-way delay of topology T's bottleneck netem to MS
+    milliseconds (a standing queue someone else keeps, without its
+    losses, as far as the connection's RTT samples tell)."""
+    bn = t.info["bottleneck"]
+    tc(bn["ns"], ["qdisc", "change", "dev", bn["dev"], "root", "handle",
+                  "1:", "netem", "delay", "%dus" % (ms * 1000), "limit",
+                  "100000"])
+
+
 def test_measure_queue_it_lived_with(cocktail):
     """A queue that stood before the idle period and still stands is no
     rise. A 20 ms, 20 Mbit/s path; after a 300-segment warm-up (the
@@ -1113,20 +1123,13 @@ def test_measure_queue_it_lived_with(cocktail):
 
     def run(name, idle_delay_ms):
         with Topo(rtt=20, rate="20mbit", limit=170) as t:
-            bn = t.info["bottleneck"]
-
-            def delay(ms):
-                tc(bn["ns"], ["qdisc", "change", "dev", bn["dev"], "root",
-                              "handle", "1:", "netem", "delay",
-                              "%dus" % (ms * 1000), "limit", "100000"])
-
             def standing(srv, cli, mss):
-                delay(120)
+                bottleneck_delay(t, 120)
                 traffic.send_and_time(srv, cli, 300 * mss, 300)
             c0 = counters()
             r = burst_after_idle(
                 t, name, 300, 1.5, 100, between=standing,
-                competitor=(lambda: delay(idle_delay_ms))
+                competitor=(lambda: bottleneck_delay(t, idle_delay_ms))
                 if idle_delay_ms else None)
             c1 = counters()
         info = measure_info(r)
@@ -1213,18 +1216,11 @@ def test_measure_queue_halves(cocktail):
                ssthresh_est=int(case != "own"), check_rtt_pct=125,
                check_rate_pct=75, queue_pct=120)
         with Topo(rtt=100, rate="10mbit", limit=200) as t:
-            bn = t.info["bottleneck"]
-
-            def delay(ms):
-                tc(bn["ns"], ["qdisc", "change", "dev", bn["dev"], "root",
-                              "handle", "1:", "netem", "delay", "%dms" % ms,
-                              "limit", "100000"])
-
             def standing(srv, cli, mss):
-                delay(150 if case == "others" else 250)
+                bottleneck_delay(t, 150 if case == "others" else 250)
                 traffic.send_and_time(srv, cli, 300 * mss, 300)
                 if case == "drained":
-                    delay(50)
+                    bottleneck_delay(t, 50)
                     traffic.send_and_time(srv, cli, 20 * mss, 300)
             c0 = counters()
             r = burst_after_idle(t, "measure_queue_" + case, 300, 1.5, 300,
