@@ -235,7 +235,11 @@ CK_FN u32 ck_check_send_us(struct sock *sk)
 /*
  * The check of a measured restart reached @verdict.  A full flight keeps
  * its window but no more than is in flight (plus the extra segments), so
- * that ending the pacing does not release a burst, and, unless a queue
+ * that ending the pacing does not release a burst; a flight cut below its
+ * BDP grows instead by the segments the check delivered, as slow start
+ * would have grown it (cp_check_grow()), and its pacing at the flight's
+ * rate goes on for one more round trip, which sends the rest of that
+ * window without a burst.  Unless a queue
  * stood before the idle period, may slow-start on to the unhalved
  * flight's window (cp_pass_ssthresh()); a failed check drops
  * to the window of the rate the ACKs showed and slow-starts from there
@@ -266,12 +270,19 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 	/* the pre-idle rate's BDP: the flight's window before any halving */
 	u32 flight_bdp = cp_bdp_segs(ca->pace_rate, path_rtt, tp->mss_cache);
 	u64 rate;
-	u32 cwnd = shell_cwnd(tp), rtt;
+	u32 cwnd = shell_cwnd(tp), rtt, room, grown;
+	bool fill = false;
 
 	if (verdict == CP_CHECK_FULL) {
-		if (tp->packets_out)
-			cwnd = cp_min(cwnd, shell_packets_in_flight(tp) +
-					    CP_MEASURE_EXTRA_SEGS);
+		room = shell_packets_in_flight(tp) + CP_MEASURE_EXTRA_SEGS;
+		/* a cut flight grows: the rest of its window goes out paced */
+		grown = cp_check_grow(cwnd, segs, flight_bdp);
+		fill = tp->packets_out && ca->pacing && grown > cwnd &&
+		       grown > room;
+		if (fill)
+			cwnd = grown;
+		else if (tp->packets_out)
+			cwnd = cp_min(cwnd, room);
 		tp->snd_ssthresh = cp_pass_ssthresh(tp->snd_ssthresh,
 						    flight_bdp, ca->queued);
 	} else {
@@ -296,9 +307,12 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 	shell_count(cocktail_check_counter(verdict));
 	shell_emit_check(sk, verdict, segs, send_us, check_rtt, ack_rate,
 			 path_rtt);
-	shell_pace_stop(sk, verdict == CP_CHECK_LOSS ?
-			CC_PACE_ENDED_LOSS : CC_PACE_ENDED,
-			CPE_CHECK + verdict);
+	if (fill)
+		ca->pace_end_seq = tp->snd_nxt;
+	else
+		shell_pace_stop(sk, verdict == CP_CHECK_LOSS ?
+				CC_PACE_ENDED_LOSS : CC_PACE_ENDED,
+				CPE_CHECK + verdict);
 	return cwnd;
 }
 
@@ -883,8 +897,14 @@ CK_FN void ck_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 	struct tcp_sock *tp = shell_tp(sk);
 
 	ck_sample_bw(sk);
-	/* A measured flight's window is the check's to set. */
-	if (ca->mstate || !ck_may_grow(sk)) {
+	/*
+	 * A measured flight's window is the check's to set, and so is the
+	 * window a full verdict let a cut flight grow to while it is paced
+	 * out (pacing on, mstate CM_NONE: a restart's or initial window's
+	 * pacing ends at the ACK before its .cong_avoid): held, so that no
+	 * burst follows the pacing.
+	 */
+	if (ca->mstate || ca->pacing || !ck_may_grow(sk)) {
 		ck_cubic_hold(sk);
 		return;
 	}

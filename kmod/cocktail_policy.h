@@ -733,6 +733,26 @@ static inline u32 cp_measure_cwnd(u32 bdp, u32 halvings, u32 floor)
 	return cp_max(w, floor);
 }
 
+/*
+ * The window a measured flight's full verdict leaves, for @acked segments
+ * the check delivered: a flight cut below the path's BDP @bdp (halved by
+ * cp_measure_halvings(), or the slow-start restart's window) grows by
+ * one segment per segment ACKed, as a slow-start restart would have, up
+ * to @bdp whatever ssthresh says; a flight at the BDP or above keeps its
+ * window.  Kept at the cut flight, a restart behind a queue others keep
+ * would lose a round trip to the slow-start restart it hedges against
+ * (and, with ssthresh below it, grow one segment a round trip from
+ * there).  The window grows at the verdict rather than on each ACK, so
+ * that the check's ACKs are timed with no more sending than the flight's
+ * own ACK clock.
+ */
+static inline u32 cp_check_grow(u32 cwnd, u32 acked, u32 bdp)
+{
+	if (cwnd >= bdp)
+		return cwnd;
+	return bdp - cwnd > acked ? cwnd + acked : bdp;
+}
+
 /* The per-connection bet after a check: a pass earns one back, a miss costs. */
 static inline u32 cp_measure_misses(u32 misses, enum cp_check verdict)
 {

@@ -550,6 +550,22 @@ static void test_measure(void)
 	CHECK_EQ(cp_measure_cwnd(0xfffffffeu, 0, 10), 0xffffffffu);
 	CHECK_EQ(cp_measure_cwnd(16, 1, 12), 12);	/* floor */
 	CHECK_EQ(cp_measure_cwnd(16, 0, 12), 18);
+	/* during the check: a cut flight grows one per ACKed segment to BDP */
+	CHECK_EQ(cp_check_grow(88, 2, 173), 90);	/* halved: grows */
+	CHECK_EQ(cp_check_grow(172, 2, 173), 173);	/* to the BDP */
+	CHECK_EQ(cp_check_grow(173, 2, 173), 173);	/* at the BDP */
+	CHECK_EQ(cp_check_grow(175, 2, 173), 175);	/* unhalved: held */
+	CHECK_EQ(cp_check_grow(10, 0, 173), 10);	/* nothing ACKed */
+	CHECK_EQ(cp_check_grow(10, 0xffffffffu, 173), 173);
+	CHECK_EQ(cp_check_grow(10, 5, 0), 10);		/* no BDP: held */
+	/* one round of ACKs doubles a halved flight, as slow start would */
+	for (i = 0; i < 4; i++) {
+		u32 w = cp_measure_cwnd(173, i, 10), g = w, n;
+
+		for (n = 0; n < w; n++)
+			g = cp_check_grow(g, 1, 173);
+		CHECK_EQ(g, cp_min(2 * w, i ? 173 : w));
+	}
 	/* halvings: one per miss, one more after a queue, 3 at most */
 	CHECK_EQ(cp_measure_halvings(0, false), 0);
 	CHECK_EQ(cp_measure_halvings(2, false), 2);

@@ -38,9 +38,9 @@ from cocktail_builds import BUILDS
 from cocktail_lab import tcpinfo, traffic
 from cocktail_lab.capture import (ACK, Capture, ack_rate, data_segments,
                                   first_flight, flight_after, gaps, idle_before,
-                                  loss_episodes, mean_spacing, median,
-                                  pair_gaps, read_pcap, retransmissions,
-                                  seq_after)
+                                  loss_episodes, max_in_flight, mean_spacing,
+                                  median, pair_gaps, read_pcap,
+                                  retransmissions, seq_after)
 from cocktail_lab.proc import in_ns
 from cocktail_lab.topo import (REPO, Link, Topo, bottleneck_drops, qdisc_drops,
                                tc)
@@ -1090,14 +1090,15 @@ def test_rate_filter_ages(cocktail):
 
 
 
-def bottleneck_delay(t, ms):
+def bottleneck_delay(t, ms, loss_pct=0):
     """Set the one-way delay of topology T's bottleneck netem to MS
     milliseconds (a standing queue someone else keeps, without its
-    losses, as far as the connection's RTT samples tell)."""
+    losses, as far as the connection's RTT samples tell), and with
+    LOSS_PCT its random loss (0: none)."""
     bn = t.info["bottleneck"]
     tc(bn["ns"], ["qdisc", "change", "dev", bn["dev"], "root", "handle",
                   "1:", "netem", "delay", "%dus" % (ms * 1000), "limit",
-                  "100000"])
+                  "100000", "loss", "%d%%" % loss_pct])
 
 
 def test_measure_queue_it_lived_with(cocktail):
@@ -1204,7 +1205,18 @@ def test_measure_queue_halves(cocktail):
     then the bottleneck's one-way delay grows from 50 to 150 ms (a queue
     someone else keeps, without its losses) and 300 more segments bring
     srtt to about 200 ms, twice the window's worth (premises). The flight
-    is half the BDP plus 2 (+-2), and measure_queued counts it.
+    is half the BDP plus 2 (+-2), and measure_queued counts it. The path
+    takes it: the check's verdict is full (a premise: in the TCG guest the
+    sender has been seen to take the flight's ACKs up to 45 ms late, the
+    capture showing them at the flight's rate, and leave on rate).
+
+    cut: as others with 2 % random loss at the bottleneck during the 300
+    segments (none after them), which leaves ssthresh below the halved
+    flight (premise, from the restart event). Held at the halved flight
+    until the check passed, the window would then grow one segment a
+    round trip; it grows back to the BDP during the check and is paced
+    out in the round after it: at least 0.8 of the BDP in flight at once
+    (others too, where ssthresh allows slow start anyway).
 
     drained: as others with a one-way delay of 250 ms, then back to 50 ms
     for 20 more segments (one round trip at the minimum RTT): srtt is
@@ -1217,8 +1229,11 @@ def test_measure_queue_halves(cocktail):
                check_rate_pct=75, queue_pct=120)
         with Topo(rtt=100, rate="10mbit", limit=200) as t:
             def standing(srv, cli, mss):
-                bottleneck_delay(t, 150 if case == "others" else 250)
+                bottleneck_delay(t, 250 if case == "drained" else 150,
+                                 2 if case == "cut" else 0)
                 traffic.send_and_time(srv, cli, 300 * mss, 300)
+                if case == "cut":
+                    bottleneck_delay(t, 150)
                 if case == "drained":
                     bottleneck_delay(t, 50)
                     traffic.send_and_time(srv, cli, 20 * mss, 300)
@@ -1230,6 +1245,9 @@ def test_measure_queue_halves(cocktail):
                 c0["measure_queued"]
         fl = flight_after(r["pkts"], t.server_addr, r["wall"],
                           dport=r["port"])
+        r["most"] = max_in_flight(
+            [p for p in r["burst_pkts"] if r["port"] in (p.sport, p.dport)],
+            t.server_addr) / r["before"]["snd_mss"]
         rate = int(r["restart"][-1][1]["pacing_rate"]) if r["restart"] \
             else 0
         bdp = bdp_segs(rate, r["before"]["min_rtt"],
@@ -1241,22 +1259,28 @@ def test_measure_queue_halves(cocktail):
             b = a[0]["before"]
             return b["rtt"] * 100 > b["min_rtt"] * 120 and \
                 bool(a[0]["restart"]) and \
-                own_queue(a[0]) == (case == "own")
+                own_queue(a[0]) == (case == "own") and \
+                (case != "cut" or int(a[0]["restart"][-1][1]["ssthresh"]) <
+                 a[2] // 2 + 2) and \
+                (case not in ("others", "cut") or
+                 [e["verdict"] for _, e in a[0]["check"]] == ["full"])
         return holds
 
     def describe(tries):
         return "(srtt, min_rtt, flight, BDP) per attempt %s; %s" % (
             [(a[0]["before"]["rtt"], a[0]["before"]["min_rtt"], a[1], a[2])
              for a in tries], measure_info(tries[-1][0]))
-    for case in ("own", "others", "drained"):
+    for case in ("own", "others", "cut", "drained"):
         (r, n, bdp), tries = until_premise(lambda: run(case), premise(case))
         info = "%s: %s" % (case, describe(tries))
         assert premise(case)((r, n, bdp)), info
         assert bdp, info
         assert r["restart"][-1][1]["policy"] == "measure", info
-        if case == "others":
+        if case in ("others", "cut"):
             assert abs(n - (bdp // 2 + 2)) <= 2, info
             assert r["queued"] == 1, info
+            assert r["most"] >= 0.8 * bdp, \
+                "%s; most in flight %.1f segments" % (info, r["most"])
         else:
             assert n >= 0.6 * (bdp + 2), info
             assert r["queued"] == 0, info
