@@ -158,11 +158,11 @@
  *         |  nothing left in flight               v
  *         v                                  exit: rate' = the ACK rate
  *     full: cwnd = min(cwnd, in flight + 2)  (else rate * min RTT / the
- *     not queued: ssthresh = max(ssthresh,   check's lowest RTT, or
- *     BDP + 2); misses - 1                   rate / 2 after a loss);
- *         |                                  (ACK rate: over the longer
- *         |                                  of the ACK and send spans,
- *         |                                  >= 16 segments, the same
+ *     (cut below BDP: cwnd = min(cwnd +      check's lowest RTT, or
+ *     segs delivered, BDP), paced at rate    rate / 2 after a loss);
+ *     one more round trip, cwnd held);       (ACK rate: over the longer
+ *     not queued: ssthresh = max(ssthresh,   of the ACK and send spans,
+ *     BDP + 2); misses - 1                   >= 16 segments, the same
  *         |                                  span as the verdict's);
  *         |                                  cwnd = rate' * RTT / mss
  *         |                                  (the check's lowest RTT
@@ -198,8 +198,12 @@
  * code leaves in tp->first_tx_mstamp), capped at the pacing rate: a
  * sender that fell behind its pacing rate is no sign of the path.
  * The check's full verdict keeps the window at what is in flight, so
- * ending the pacing releases no burst, and, unless a queue stood before
- * the idle period, lets slow start go on up to the unhalved flight's
+ * ending the pacing releases no burst; a flight cut below the BDP grows
+ * instead by the segments the check delivered (up to the BDP, as a
+ * slow-start restart would have grown it in that round trip) and is
+ * paced at the flight's rate one more round trip, so the rest of its
+ * window leaves without a burst.  Unless a queue stood before the idle
+ * period, the verdict lets slow start go on up to the unhalved flight's
  * window: a flight halved for past misses (or at the slow-start
  * restart's window) that the path took would otherwise grow one segment
  * a round trip when ssthresh sat below it.  After a standing queue the
