@@ -239,9 +239,9 @@ CK_FN u32 ck_check_send_us(struct sock *sk)
  * BDP grows instead by the segments the check delivered, as slow start
  * would have grown it (cp_check_grow()), and its pacing at the flight's
  * rate goes on for one more round trip, which sends the rest of that
- * window without a burst.  Unless a queue
- * stood before the idle period, may slow-start on to the unhalved
- * flight's window (cp_pass_ssthresh()); a failed check drops
+ * window without a burst.  Unless a queue stood before the idle period,
+ * a full flight may slow-start on to the unhalved flight's window
+ * (cp_pass_ssthresh()); a failed check drops
  * to the window of the rate the ACKs showed and slow-starts from there
  * back towards the flight's window (cp_exit_ssthresh()).  That window is
  * the rate times the RTT the ACKs showed (their lowest sample) when they
