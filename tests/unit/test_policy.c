@@ -550,7 +550,7 @@ static void test_measure(void)
 	CHECK_EQ(cp_measure_cwnd(0xfffffffeu, 0, 10), 0xffffffffu);
 	CHECK_EQ(cp_measure_cwnd(16, 1, 12), 12);	/* floor */
 	CHECK_EQ(cp_measure_cwnd(16, 0, 12), 18);
-	/* during the check: a cut flight grows one per ACKed segment to BDP */
+	/* full verdict: a cut flight grows one per segment the check ACKed */
 	CHECK_EQ(cp_check_grow(88, 2, 173), 90);	/* halved: grows */
 	CHECK_EQ(cp_check_grow(172, 2, 173), 173);	/* to the BDP */
 	CHECK_EQ(cp_check_grow(173, 2, 173), 173);	/* at the BDP */

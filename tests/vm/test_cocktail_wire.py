@@ -1214,9 +1214,9 @@ def test_measure_queue_halves(cocktail):
     segments (none after them), which leaves ssthresh below the halved
     flight (premise, from the restart event). Held at the halved flight
     until the check passed, the window would then grow one segment a
-    round trip; it grows back to the BDP during the check and is paced
-    out in the round after it: at least 0.8 of the BDP in flight at once
-    (others too, where ssthresh allows slow start anyway).
+    round trip; at the check's full verdict it grows back to the BDP and
+    is paced out in the round after it: at least 0.8 of the BDP in flight
+    at once (others too, where ssthresh allows slow start anyway).
 
     drained: as others with a one-way delay of 250 ms, then back to 50 ms
     for 20 more segments (one round trip at the minimum RTT): srtt is
