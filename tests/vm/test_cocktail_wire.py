@@ -1206,9 +1206,12 @@ def test_measure_queue_halves(cocktail):
     someone else keeps, without its losses) and 300 more segments bring
     srtt to about 200 ms, twice the window's worth (premises). The flight
     is half the BDP plus 2 (+-2), and measure_queued counts it. The path
-    takes it: the check's verdict is full (a premise: in the TCG guest the
-    sender has been seen to take the flight's ACKs up to 45 ms late, the
-    capture showing them at the flight's rate, and leave on rate).
+    takes it: the check's verdict is full (a premise). The rate verdict
+    is not what this test is about (test_measure_competitor_arrives
+    checks it), so its threshold is 30 % here rather than 75 %: in the
+    TCG guest the sender has been seen to take the flight's ACKs up to
+    45 ms late while the capture showed them at the flight's rate, which
+    over the halved flight's ~55 ms reads as 55 % of its rate.
 
     cut: as others with 2 % random loss at the bottleneck during the 300
     segments (none after them), which leaves ssthresh below the halved
@@ -1226,7 +1229,7 @@ def test_measure_queue_halves(cocktail):
     def run(case):
         params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
                ssthresh_est=int(case != "own"), check_rtt_pct=125,
-               check_rate_pct=75, queue_pct=120)
+               check_rate_pct=30, queue_pct=120)
         with Topo(rtt=100, rate="10mbit", limit=200) as t:
             def standing(srv, cli, mss):
                 bottleneck_delay(t, 250 if case == "drained" else 150,
