@@ -5,9 +5,10 @@ Traffic: iperf3 (server to client, -R) over a veth pair with jitter far
 above the packet spacing on the server's egress (netem "delay 1ms 1ms"),
 so netem's time-sorted queue reorders most segments and nearly every one
 is held, one SEGMENT event each. It runs in chunks until the module has
-numbered LOAD_EVENTS events or LOAD_SECONDS have passed (on a slow TCG
-host the rate decides which). The daemon is the only subscriber, so
-what the module sent (GET_STATS) is what it must have received, and what
+numbered LOAD_EVENTS events and the daemon has run long enough to
+compare the half minute after the first one with it, or LOAD_SECONDS
+have passed (on a slow TCG host the rate decides which). The daemon is
+the only subscriber, so what the module sent (GET_STATS) is what it must have received, and what
 the module dropped is what it must count lost; nothing else.
 
 Figures (events per second, the daemon's VmRSS) go to
@@ -101,7 +102,11 @@ def test_daemon_sustained_stream(tmp_path):
             while True:
                 numbered = g.stats()["EVENT_SEQ"] - s0["EVENT_SEQ"]
                 left = LOAD_SECONDS - (time.monotonic() - t0)
-                if numbered >= LOAD_EVENTS or left < 3:
+                # enough events, and long enough to compare the half
+                # minute after the reference sample with it
+                long_enough = time.monotonic() - sampler.t0 > \
+                    RSS_REF_S + 35
+                if (numbered >= LOAD_EVENTS and long_enough) or left < 3:
                     break
                 r = sh("ip netns exec %s iperf3 -c %s -p %d -R -t %d -f m" %
                        (link.cli, link.SRV, PORT, min(CHUNK_S, int(left))))
