@@ -8,8 +8,9 @@ is held, one SEGMENT event each. It runs in chunks until the module has
 numbered LOAD_EVENTS events and the daemon has run long enough to
 compare the half minute after the first one with it, or LOAD_SECONDS
 have passed (on a slow TCG host the rate decides which). The daemon is
-the only subscriber, so what the module sent (GET_STATS) is what it must have received, and what
-the module dropped is what it must count lost; nothing else.
+the only subscriber, so what the module sent (GET_STATS) is what it must
+have received, and what the module dropped is what it must count lost;
+nothing else.
 
 Figures (events per second, the daemon's VmRSS) go to
 build/vm/oooprobed_load.txt."""
