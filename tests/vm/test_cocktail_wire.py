@@ -1136,24 +1136,24 @@ def test_measure_queue_it_lived_with(cocktail):
             c1 = counters()
         return r, c0, c1
 
-    def premises(a):
-        b = a[0]["before"]
-        return b["min_rtt"] < 30000 and \
-            b["rtt"] * 100 > b["min_rtt"] * 120 and \
-            bool(a[0]["restart"]) and not own_queue(a[0])
+    def standing_queue(r):
+        b = r["before"]
+        return b["min_rtt"] < 30000 and b["rtt"] * 100 > b["min_rtt"] * 120
 
     def run(name, idle_delay_ms):
-        # A premise broken in every attempt fails: in the TCG guest Hoe's
-        # estimate, read from ACKs the guest bunched, has let the window
-        # grow to the rate times the standing RTT (own_queue()).
+        # A premise broken in every attempt fails: in the TCG guest the
+        # window (and ssthresh) has been seen at the rate times the
+        # standing RTT (own_queue()), likely from Hoe's estimate read
+        # from ACKs the guest bunched.
         (r, c0, c1), tries = until_premise(
-            lambda: once(name, idle_delay_ms), premises)
+            lambda: once(name, idle_delay_ms),
+            lambda a: standing_queue(a[0]) and bool(a[0]["restart"]) and
+            not own_queue(a[0]))
         info = "%s; (cwnd before, srtt, min_rtt) per attempt %s" % (
             measure_info(r), [(a[0]["before"]["snd_cwnd"],
                                a[0]["before"]["rtt"],
                                a[0]["before"]["min_rtt"]) for a in tries])
-        b = r["before"]
-        assert b["min_rtt"] < 30000 and b["rtt"] * 100 > b["min_rtt"] * 120, \
+        assert standing_queue(r), \
             "premise: a standing queue before the idle period; " + info
         assert r["restart"] and r["restart"][-1][1]["policy"] == "measure", \
             info
