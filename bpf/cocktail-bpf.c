@@ -120,6 +120,8 @@ static const struct param params[] = {
 	  "101..1000" },
 	{ "check_rate_pct", P_UINT, OFF(check_rate_pct), 1, 99, NULL, 0,
 	  "1..99" },
+	{ "check_rate_miss", P_UINT, OFF(check_rate_miss), 0, 1, NULL, 0,
+	  "0 or 1" },
 };
 
 #define NPARAMS (sizeof(params) / sizeof(params[0]))

@@ -247,7 +247,8 @@ CK_FN u32 ck_check_send_us(struct sock *sk)
  * the rate times the RTT the ACKs showed (their lowest sample) when they
  * showed a rate or an RTT rise, and the minimum RTT after a loss with
  * no ACK rate (cp_exit_rtt_us()).  The ACK-train filter is lowered to
- * the exit rate: it is the filter that reads above the path when the
+ * the exit rate (unless the exit is one the next restarts do not
+ * remember, cp_check_remembered()): it is the filter that reads above the path when the
  * host bunches ACKs, and its overestimate should not raise the next
  * flight above what this check found (the delivery-rate estimate, which
  * the kernel's samples keep from reading above the path, still may).
@@ -272,6 +273,8 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 	u64 rate;
 	u32 cwnd = shell_cwnd(tp), rtt, room, grown;
 	bool fill = false;
+	bool remember = cp_check_remembered(verdict,
+					    shell_param(check_rate_miss));
 
 	if (verdict == CP_CHECK_FULL) {
 		room = shell_packets_in_flight(tp) + CP_MEASURE_EXTRA_SEGS;
@@ -289,7 +292,8 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 		rate = cp_exit_rate(verdict, ca->pace_rate, ack_rate,
 				    check_rtt ? check_rtt : shell_srtt_us(tp),
 				    path_rtt);
-		cp_maxwin_lower(&ca->cap, rate);
+		if (remember)
+			cp_maxwin_lower(&ca->cap, rate);
 		rtt = cp_exit_rtt_us(verdict, ack_rate, check_rtt, path_rtt);
 		cwnd = cp_max(cp_bdp_segs(rate, rtt, tp->mss_cache),
 			      CP_SSTHRESH_MIN);
@@ -303,7 +307,8 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 	ca->mstate = CM_NONE;
 	/* the flight's window was in use: validation starts over */
 	ca->cwv_stamp = shell_jiffies();
-	ca->misses = cp_measure_misses(ca->misses, verdict);
+	if (remember)
+		ca->misses = cp_measure_misses(ca->misses, verdict);
 	shell_count(cocktail_check_counter(verdict));
 	shell_emit_check(sk, verdict, segs, send_us, check_rtt, ack_rate,
 			 path_rtt);

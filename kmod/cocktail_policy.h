@@ -762,6 +762,24 @@ static inline u32 cp_measure_misses(u32 misses, enum cp_check verdict)
 }
 
 /*
+ * Whether the next restarts remember a check's @verdict (a miss counted
+ * by cp_measure_misses(), the ACK-train filter lowered to the exit
+ * rate): a pass, an RTT rise and a loss always; an exit on the ACKs'
+ * rate only with @rate_miss.  A rate below the sent rate, with the
+ * check's lowest RTT at its base and nothing lost, is what a slower path
+ * shows, and also what a flight's share of a FIFO queue shows when
+ * another flow keeps it full: that flow feeds the link at about its
+ * rate C, so a flight paced at R is delivered at about R * C / (R + C),
+ * a share that falls with R.  Remembered, each next flight would go at
+ * the last one's share and find a smaller one.
+ */
+static inline bool cp_check_remembered(enum cp_check verdict,
+				       bool rate_miss)
+{
+	return verdict != CP_CHECK_RATE || rate_miss;
+}
+
+/*
  * The least span of ACKs, in us, a check judges a rate over: an eighth
  * of the path's minimum RTT @min_rtt_us (when known) and
  * CP_CHECK_RATE_SPAN_FLOOR_US.

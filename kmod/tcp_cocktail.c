@@ -388,7 +388,7 @@
  * Parameters are read once per decision, so a change applies to the next
  * connection (iw, pace_iw, ssthresh_est, growth), the next restart (restart,
  * auto_rtt_us, queue_pct, pace_rate, pace_burst) or the next ACK (cwv,
- * nvp_s, check_rtt_pct, check_rate_pct).
+ * nvp_s, check_rtt_pct, check_rate_pct, check_rate_miss).
  */
 #define pr_fmt(fmt) "tcp_cocktail: " fmt
 
@@ -476,6 +476,14 @@ static unsigned int cocktail_check_rtt_pct __read_mostly = 125;
  * of the RTT stays well inside that.
  */
 static unsigned int cocktail_check_rate_pct __read_mostly = 75;
+/*
+ * restart=measure: a rate exit is remembered (a miss, the ACK-train
+ * filter lowered) like an RTT or loss exit.  0 cuts only the flight
+ * checked: in a FIFO queue that someone else keeps full the flight's
+ * share falls with its own rate, so each remembered rate exit would
+ * find less than the one before.
+ */
+static unsigned int cocktail_check_rate_miss __read_mostly = 1;
 /* On: without it ssthresh starts at the kernel's "infinity". */
 static unsigned int cocktail_ssthresh_est __read_mostly = 1;
 
@@ -686,6 +694,10 @@ module_param_cb(check_rate_pct, &cocktail_check_rate_ops,
 		&cocktail_check_rate_pct, 0644);
 MODULE_PARM_DESC(check_rate_pct, "restart=measure leaves the paced flight when its ACKs deliver below this percentage of the rate their segments were sent at (1..99, default 75)");
 
+module_param_cb(check_rate_miss, &cocktail_bool_ops,
+		&cocktail_check_rate_miss, 0644);
+MODULE_PARM_DESC(check_rate_miss, "1: a restart=measure check that left on the ACKs' rate counts a miss and lowers the ACK-train rate for the next restarts, as an RTT or loss exit does; 0: it cuts only the flight it checked (default 1)");
+
 /* ---- counters ------------------------------------------------------ */
 
 static atomic_long_t cocktail_counters[CC_NR];
@@ -868,6 +880,7 @@ static bool cocktail_app_limited_decay_ok(const struct sock *sk)
 #define COCKTAIL_PARAM_ssthresh_est	cocktail_ssthresh_est
 #define COCKTAIL_PARAM_check_rtt_pct	cocktail_check_rtt_pct
 #define COCKTAIL_PARAM_check_rate_pct	cocktail_check_rate_pct
+#define COCKTAIL_PARAM_check_rate_miss	cocktail_check_rate_miss
 
 /*
  * The core's names for the socket, mapped onto the kernel's helpers and

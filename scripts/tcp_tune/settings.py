@@ -62,6 +62,7 @@ MODULE_PARAMS = {
         "growth": v_choice("reno", "cubic"),
         "check_rtt_pct": v_range(101, 1000),
         "check_rate_pct": v_range(1, 99),
+        "check_rate_miss": v_bool,
         "nvp_s": v_range(1, 3600),
         "stats": None,
     },

@@ -613,6 +613,12 @@ static void test_measure(void)
 	CHECK_EQ(cp_measure_misses(0, CP_CHECK_RTT), 1);
 	CHECK_EQ(cp_measure_misses(2, CP_CHECK_RATE), 3);
 	CHECK_EQ(cp_measure_misses(3, CP_CHECK_LOSS), 3);
+	/* a rate exit is remembered only with check_rate_miss */
+	CHECK_EQ(cp_check_remembered(CP_CHECK_RATE, true), true);
+	CHECK_EQ(cp_check_remembered(CP_CHECK_RATE, false), false);
+	for (i = CP_CHECK_FULL; i < CP_NR_CHECKS; i++)
+		if (i != CP_CHECK_RATE)
+			CHECK_EQ(cp_check_remembered(i, false), true);
 
 	for (i = 0; i < N_CHECK_CASES; i++) {
 		const struct check_case *c = &check_cases[i];

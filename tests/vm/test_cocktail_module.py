@@ -38,12 +38,13 @@ KO = KMOD / (MOD + ".ko")
 TRACING = Path("/sys/kernel/tracing")
 ALL_PARAMS = ("iw", "restart", "auto_rtt_us", "queue_pct", "cwv", "pace_iw",
               "pace_burst", "pace_rate", "ssthresh_est", "check_rtt_pct",
-              "check_rate_pct", "growth", "nvp_s", "stats")
+              "check_rate_pct", "check_rate_miss", "growth", "nvp_s",
+              "stats")
 DEFAULTS = {"iw": "10", "restart": "measure", "auto_rtt_us": "100000",
             "queue_pct": "120", "cwv": "1", "pace_iw": "0",
             "pace_burst": "1", "pace_rate": "max", "ssthresh_est": "1",
             "check_rtt_pct": "125", "check_rate_pct": "75",
-            "growth": "reno", "nvp_s": "300"}
+            "check_rate_miss": "1", "growth": "reno", "nvp_s": "300"}
 INVALID = {
     "iw": ["0", "65", "-1", "abc", "rfc", "rfc3390x", "10x", "4294967306",
            ""],
@@ -58,6 +59,7 @@ INVALID = {
     "ssthresh_est": ["2", "-1", "on", ""],
     "check_rtt_pct": ["0", "100", "1001", "x", "125%", ""],
     "check_rate_pct": ["0", "100", "-1", "x", "0.75", ""],
+    "check_rate_miss": ["2", "-1", "yes", ""],
     "growth": ["", "Cubic", "bic", "reno,cubic", "1", "cubic2"],
     "nvp_s": ["0", "3601", "-1", "5m", "1.5", ""],
 }
@@ -75,6 +77,7 @@ VALID = {
     "ssthresh_est": [("0", "0"), ("1", "1")],
     "check_rtt_pct": [("101", "101"), ("1000", "1000"), ("125", "125")],
     "check_rate_pct": [("1", "1"), ("99", "99"), ("75", "75")],
+    "check_rate_miss": [("0", "0"), ("1", "1")],
     # reno last: the default
     "growth": [("cubic", "cubic"), ("reno", "reno")],
     "nvp_s": [("1", "1"), ("3600", "3600"), ("300", "300")],
@@ -256,7 +259,7 @@ def test_invalid_sysfs_writes_fail_and_keep_old_value(fresh):
             "queue_pct": "333", "cwv": "2", "pace_iw": "1",
             "pace_burst": "0", "pace_rate": "delivery", "ssthresh_est": "0",
             "check_rtt_pct": "200", "check_rate_pct": "50",
-            "growth": "cubic", "nvp_s": "60"}
+            "check_rate_miss": "0", "growth": "cubic", "nvp_s": "60"}
     assert sorted(olds) == sorted(INVALID)
     for name, value in olds.items():
         assert write_param(MOD, name, value) == 0

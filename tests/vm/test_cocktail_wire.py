@@ -102,13 +102,15 @@ def topo(cocktail):
 
 def params(**kw):
     """Set the build's parameters and check they read back; a test that
-    does not name growth, nvp_s, pace_burst or queue_pct runs with
-    growth=reno, nvp_s=300, pace_burst=0 (flights paced from their first
-    segment) and queue_pct=120, whatever the test before set."""
+    does not name growth, nvp_s, pace_burst, queue_pct or check_rate_miss
+    runs with growth=reno, nvp_s=300, pace_burst=0 (flights paced from
+    their first segment), queue_pct=120 and check_rate_miss=1, whatever
+    the test before set."""
     kw.setdefault("growth", "reno")
     kw.setdefault("queue_pct", 120)
     kw.setdefault("nvp_s", 300)
     kw.setdefault("pace_burst", 0)
+    kw.setdefault("check_rate_miss", 1)
     B.params(**kw)
 
 
@@ -1060,6 +1062,77 @@ def test_measure_competitor_arrives(cocktail):
     assert sent < 0.75 * flight_w, \
         "%d new segments in the third round trip, flight window %d; %s" % (
             sent, flight_w, info)
+
+
+@pytest.mark.parametrize("miss", [1, 0])
+def test_measure_rate_exit_memory(cocktail, miss):
+    """A slower path after the idle period, without an RTT rise or a
+    loss: warm up at 10 Mbit/s on a 100 ms path with a queue deep enough
+    for the whole flight (200 packets), reshape the bottleneck to
+    4 Mbit/s, idle 1.5 s and restart (100 segments): the flight paced at
+    the old rate is delivered at 4/10 of it, and the check leaves on
+    `rate` (its premise; the first ACKs saw no queue, so the check's
+    lowest RTT stays at the minimum). Then idle 1.5 s again and restart
+    (100 segments).
+
+    With check_rate_miss=1 the exit is remembered: the check event shows
+    one miss and the second restart's first flight on the wire (the
+    segments before the first ACK for it) is at most 0.6 of the first
+    restart's (halved). With check_rate_miss=0 it is not: no miss, and
+    the second flight is at least 0.85 of the first, sized as the first
+    was. The queue rule is off (queue_pct=1000): the first response,
+    ACK-clocked behind its own queue at the slower rate, would otherwise
+    halve the second flight whatever the check's memory."""
+    params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
+           ssthresh_est=1, check_rtt_pct=125, check_rate_pct=75,
+           check_rate_miss=miss, queue_pct=1000)
+    first = {}
+
+    def run():
+        with Topo(rtt=100, rate="10mbit", limit=200) as t:
+            bn = t.info["bottleneck"]
+
+            def slower(srv, cli, mss):
+                tc(bn["ns"], ["qdisc", "change", "dev", bn["dev"],
+                              "parent", "1:1", "handle", "10:", "netem",
+                              "rate", "4mbit", "limit", "200"])
+                traffic.wait_acked(srv, 60)
+                time.sleep(1.5)
+                first["wall"] = time.time()
+                traffic.send_and_time(srv, cli, 100 * mss, 300)
+            c0 = counters()
+            r = burst_after_idle(t, "rate_memory_%d" % miss, 600, 1.5, 100,
+                                 between=slower)
+            c1 = counters()
+        r["wall1"] = first["wall"]
+        return t, r, c0, c1
+
+    def first_check(a):
+        # the first restart's: the warm-up has none (no restart)
+        return a[1]["check"][0][1] if a[1]["check"] else None
+
+    (t, r, c0, c1), tries = until_premise(
+        run, lambda a: (first_check(a) or {}).get("verdict") == "rate")
+    info = measure_info(r) + "; first checks per attempt %s" % [
+        first_check(a) for a in tries]
+    chk = first_check((t, r, c0, c1))
+    assert chk and chk["verdict"] == "rate", info
+    assert [e["policy"] for _, e in r["restart"]] == ["measure"] * 2, info
+    assert c1["check_rate"] > c0["check_rate"], (c0, c1, info)
+    assert int(chk["misses"]) == miss, info
+    assert r["retrans"] == 0 and r["drops"] == 0, info
+    fl1 = flight_after(r["pkts"], t.server_addr, r["wall1"],
+                       dport=r["port"])
+    fl2 = flight_after(r["pkts"], t.server_addr, r["wall"],
+                       dport=r["port"])
+    if miss:
+        assert len(fl2) <= 0.6 * len(fl1), \
+            "second flight %d segments, first %d: not halved; %s" % (
+                len(fl2), len(fl1), info)
+    else:
+        assert len(fl2) >= 0.85 * len(fl1), \
+            "second flight %d segments, first %d: cut; %s" % (
+                len(fl2), len(fl1), info)
 
 
 def test_rate_filter_ages(cocktail):
