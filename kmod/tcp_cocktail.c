@@ -168,14 +168,15 @@
  *         |                                  (the check's lowest RTT
  *         |                                  with an ACK rate or after
  *         |                                  an RTT rise, else the min
- *         |                                  RTT); the train filter
- *         |                                  lowered to rate';
+ *         |                                  RTT); rtt, loss (rate with
+ *         |                                  check_rate_miss): the train
+ *         |                                  filter lowered to rate',
+ *         |                                  misses + 1;
  *         |                                  ssthresh = max(cwnd, min(
  *         |                                  ssthresh, BDP)): slow start
  *         |                                  back up to the flight's BDP
  *         |                                  (after a loss: ssthresh =
- *         |                                  min(cwnd, the growth's own));
- *         |                                  misses + 1
+ *         |                                  min(cwnd, the growth's own))
  *         v                                       v
  *                 pacing state restored, ACK-clocked sending
  *
@@ -212,7 +213,11 @@
  * link, and ssthresh stays.  misses (0..3) is the connection's
  * memory: each failed check halves its next flight, each passed one
  * earns a halving back, so a connection whose path keeps changing bets
- * less and one on a quiet path bets the whole BDP.  A queue that stood
+ * less and one on a quiet path bets the whole BDP.  A check that left
+ * on the ACKs' rate alone counts only with check_rate_miss: that rate
+ * is also what a share of a FIFO queue another flow keeps full looks
+ * like, and the share falls with the flight's rate, so remembered it
+ * would shrink every next flight (cp_check_remembered()).  A queue that stood
  * before the idle period (the lowest RTT sample of the last round before
  * it, or srtt without one, above queue_pct % of the minimum RTT: srtt
  * alone also holds the late samples of a receiver's delayed ACKs; the
@@ -477,13 +482,13 @@ static unsigned int cocktail_check_rtt_pct __read_mostly = 125;
  */
 static unsigned int cocktail_check_rate_pct __read_mostly = 75;
 /*
- * restart=measure: a rate exit is remembered (a miss, the ACK-train
- * filter lowered) like an RTT or loss exit.  0 cuts only the flight
- * checked: in a FIFO queue that someone else keeps full the flight's
- * share falls with its own rate, so each remembered rate exit would
- * find less than the one before.
+ * restart=measure: off, a rate exit cuts only the flight it checked.  In
+ * a FIFO queue that someone else keeps full the flight's share falls
+ * with its own rate, so each remembered rate exit (a miss, the ACK-train
+ * filter lowered, as after an RTT rise or a loss) would find less than
+ * the one before; docs/results.md has the measurements behind it.
  */
-static unsigned int cocktail_check_rate_miss __read_mostly = 1;
+static unsigned int cocktail_check_rate_miss __read_mostly;
 /* On: without it ssthresh starts at the kernel's "infinity". */
 static unsigned int cocktail_ssthresh_est __read_mostly = 1;
 
@@ -696,7 +701,7 @@ MODULE_PARM_DESC(check_rate_pct, "restart=measure leaves the paced flight when i
 
 module_param_cb(check_rate_miss, &cocktail_bool_ops,
 		&cocktail_check_rate_miss, 0644);
-MODULE_PARM_DESC(check_rate_miss, "1: a restart=measure check that left on the ACKs' rate counts a miss and lowers the ACK-train rate for the next restarts, as an RTT or loss exit does; 0: it cuts only the flight it checked (default 1)");
+MODULE_PARM_DESC(check_rate_miss, "1: a restart=measure check that left on the ACKs' rate counts a miss and lowers the ACK-train rate for the next restarts, as an RTT or loss exit does; 0: it cuts only the flight it checked (default 0)");
 
 /* ---- counters ------------------------------------------------------ */
 

@@ -74,7 +74,8 @@ DEMO_CWV0 = [Policy("cocktail-%s-cwv0" % r, "cocktail", 1,
 # last loss along CUBIC's curve instead of NewReno's one segment a round
 # trip; and cocktail-ratecut: the same restart with check_rate_miss=0,
 # whose exits on the ACKs' rate cut the flight they checked but neither
-# count a miss nor lower the next flights' rate)
+# count a miss nor lower the next flights' rate; and cocktail-norate:
+# check_rate_pct=1, no exit on the ACKs' rate at all)
 MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
                   {"restart": "measure", "cwv": 1}),
            Policy("cocktail-measure-cubic", "cocktail", 1,
@@ -82,7 +83,10 @@ MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
                   {"restart": "measure", "cwv": 1, "growth": "cubic"}),
            Policy("cocktail-ratecut", "cocktail", 1,
                   "cocktail restart=measure check_rate_miss=0",
-                  {"restart": "measure", "cwv": 1, "check_rate_miss": 0})]
+                  {"restart": "measure", "cwv": 1, "check_rate_miss": 0}),
+           Policy("cocktail-norate", "cocktail", 1,
+                  "cocktail restart=measure check_rate_pct=1",
+                  {"restart": "measure", "cwv": 1, "check_rate_pct": 1})]
 # growth=cubic (CUBIC, RFC 9438, with HyStart++) beside growth=reno, each
 # with the default restart: run when asked for with --only
 # policy=cocktail-cubic (bench/scenarios/growth.py runs both). A policy
@@ -280,11 +284,12 @@ def profile_text(policy, extra_params=None):
 
 STATE = REPO / "build" / "bench" / "tune"
 # parameters only some policies name (growth, Chan's iw=2, ssthresh_est,
-# pace_burst, check_rate_miss): a policy that does not name one runs with it reset, so a
+# pace_burst, check_rate_pct, check_rate_miss): a policy that does not name one runs with it reset, so a
 # setting does not carry over from the policy before; growth to reno
 # (every restart policy is compared under NewReno growth), the others to
 # their defaults
-CARRIED = ("growth", "iw", "ssthresh_est", "pace_burst", "check_rate_miss")
+CARRIED = ("growth", "iw", "ssthresh_est", "pace_burst", "check_rate_pct",
+           "check_rate_miss")
 
 
 def carried():

@@ -104,13 +104,13 @@ def params(**kw):
     """Set the build's parameters and check they read back; a test that
     does not name growth, nvp_s, pace_burst, queue_pct or check_rate_miss
     runs with growth=reno, nvp_s=300, pace_burst=0 (flights paced from
-    their first segment), queue_pct=120 and check_rate_miss=1, whatever
+    their first segment), queue_pct=120 and check_rate_miss=0, whatever
     the test before set."""
     kw.setdefault("growth", "reno")
     kw.setdefault("queue_pct", 120)
     kw.setdefault("nvp_s", 300)
     kw.setdefault("pace_burst", 0)
-    kw.setdefault("check_rate_miss", 1)
+    kw.setdefault("check_rate_miss", 0)
     B.params(**kw)
 
 
