@@ -248,10 +248,11 @@ CK_FN u32 ck_check_send_us(struct sock *sk)
  * showed a rate or an RTT rise, and the minimum RTT after a loss with
  * no ACK rate (cp_exit_rtt_us()).  The ACK-train filter is lowered to
  * the exit rate (unless the exit is one the next restarts do not
- * remember, cp_check_remembered()): it is the filter that reads above the path when the
- * host bunches ACKs, and its overestimate should not raise the next
- * flight above what this check found (the delivery-rate estimate, which
- * the kernel's samples keep from reading above the path, still may).
+ * remember, cp_check_remembered()): it is the filter that reads above
+ * the path when the host bunches ACKs, and its overestimate should not
+ * raise the next flight above what this check found (the delivery-rate
+ * estimate, which the kernel's samples keep from reading above the
+ * path, still may).
  * After a loss the kernel's recovery (PRR) brings cwnd down to the
  * ssthresh ck_ssthresh() returns.  Returns that window, in segments.
  */

@@ -217,10 +217,10 @@
  * on the ACKs' rate alone counts only with check_rate_miss: that rate
  * is also what a share of a FIFO queue another flow keeps full looks
  * like, and the share falls with the flight's rate, so remembered it
- * would shrink every next flight (cp_check_remembered()).  A queue that stood
- * before the idle period (the lowest RTT sample of the last round before
- * it, or srtt without one, above queue_pct % of the minimum RTT: srtt
- * alone also holds the late samples of a receiver's delayed ACKs; the
+ * would shrink every next flight (cp_check_remembered()).  A queue that
+ * stood before the idle period (the lowest RTT sample of the last round
+ * before it, or srtt without one, above queue_pct % of the minimum RTT:
+ * srtt alone also holds the late samples of a receiver's delayed ACKs; the
  * ACK that leaves nothing in flight, which a receiver may have delayed,
  * neither counts nor starts a round of samples)
  * halves the flight once more, counted in measure_queued, unless the
