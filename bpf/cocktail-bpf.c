@@ -122,6 +122,8 @@ static const struct param params[] = {
 	  "1..99" },
 	{ "check_rate_miss", P_UINT, OFF(check_rate_miss), 0, 1, NULL, 0,
 	  "0 or 1" },
+	{ "probe_pct", P_UINT, OFF(probe_pct), 100, 400, NULL, 0,
+	  "100..400" },
 };
 
 #define NPARAMS (sizeof(params) / sizeof(params[0]))

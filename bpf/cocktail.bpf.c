@@ -96,6 +96,7 @@ __u32 ssthresh_est = 1;
 __u32 check_rtt_pct = 125;
 __u32 check_rate_pct = 75;
 __u32 check_rate_miss SEC(".data") = 0;
+__u32 probe_pct = 100;
 
 /*
  * Counters (enum cocktail_counter), read by the tool; a power of two of

@@ -433,7 +433,8 @@ CK_FN void ck_train_ack(struct sock *sk, u32 acked)
 
 /*
  * restart=measure: the flight's window is the BDP of the pre-idle rate
- * (the pace_rate estimate) and the path's minimum RTT, less after recent
+ * (the pace_rate estimate, raised by probe_pct while no miss is
+ * remembered, cp_probe_rate()) and the path's minimum RTT, less after recent
  * failed checks or a queue before the idle period that the window
  * @before (segments) does not explain, at least what a slow-start
  * restart would allow; it is paced at that rate and checked on
@@ -451,6 +452,8 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 
 	rate = cp_path_rate(ck_restart_rate(sk, before),
 			    cp_maxwin_get(&ca->cap), shell_max_pacing_rate(sk));
+	rate = cp_probe_rate(rate, ca->misses, shell_param(probe_pct),
+			     shell_max_pacing_rate(sk));
 	bdp = cp_bdp_segs(rate, ck_path_rtt_us(tp), tp->mss_cache);
 	if (bdp)
 		shell_pace_start(sk, rate);

@@ -718,6 +718,32 @@ static inline u32 cp_measure_halvings(u32 misses, bool queued)
 }
 
 /*
+ * The rate a measured restart sizes and paces its flight at, in B/s: the
+ * path's @rate (cp_path_rate()) raised to @pct % of it while the
+ * connection remembers no failed check (@misses 0), at most @cap; @pct
+ * 100 leaves it.  The estimate is what the connection got before the
+ * idle period, and behind a FIFO queue another flow keeps full that is
+ * its share, which falls and rises with the rate it sends at: a flight
+ * paced at its last share gets that share again, and a check it passes
+ * never raises the estimate.  Paced above it, a flight that the path
+ * delivers at the higher rate leaves delivery-rate samples that raise
+ * the next restart's estimate; one that it does not fails the check on
+ * the ACKs' rate and is cut to it.  A miss stops the probing until a
+ * passed check earns it back.
+ */
+static inline u64 cp_probe_rate(u64 rate, u32 misses, u32 pct, u64 cap)
+{
+	u64 r = CP_U64_MAX;
+	u32 rem;
+
+	if (misses || pct <= 100 || rate >= cap)
+		return rate;
+	if (cp_mul_u64_u32(rate, pct, &r))
+		r = cp_div_u64_rem(r, 100, &rem);
+	return r < cap ? r : cap;
+}
+
+/*
  * The window of a measured restart's flight: the BDP halved @halvings
  * times (cp_measure_halvings()), plus CP_MEASURE_EXTRA_SEGS, never below
  * @floor (the window a slow-start restart would have, min(IW, cwnd)).

@@ -131,6 +131,7 @@
  *
  *     restart (idle > RTO)
  *         |  rate = max(pace_rate estimate, ACK-train rate),
+ *         |  times probe_pct / 100 while misses is 0,
  *         |  BDP = rate * min RTT / mss;
  *         |  cwnd = max(BDP >> (misses + halve) + 2, min(IW, cwnd))
  *         |  (queued: RTT > queue_pct % min RTT, RTT the last round's
@@ -217,7 +218,12 @@
  * on the ACKs' rate alone counts only with check_rate_miss: that rate
  * is also what a share of a FIFO queue another flow keeps full looks
  * like, and the share falls with the flight's rate, so remembered it
- * would shrink every next flight (cp_check_remembered()).  A queue that
+ * would shrink every next flight (cp_check_remembered()).  The same
+ * share is what the rate estimate holds after such a restart: with
+ * probe_pct above 100 a connection that remembers no miss paces and
+ * sizes its flight above the estimate, so that a path which delivers
+ * more raises the next estimate and one which does not fails the check
+ * on the ACKs' rate (cp_probe_rate()).  A queue that
  * stood before the idle period (the lowest RTT sample of the last round
  * before it, or srtt without one, above queue_pct % of the minimum RTT:
  * srtt alone also holds the late samples of a receiver's delayed ACKs; the
@@ -391,9 +397,10 @@
  * (nothing in flight) belong to the restart policy, not to cwv.
  *
  * Parameters are read once per decision, so a change applies to the next
- * connection (iw, pace_iw, ssthresh_est, growth), the next restart (restart,
- * auto_rtt_us, queue_pct, pace_rate, pace_burst) or the next ACK (cwv,
- * nvp_s, check_rtt_pct, check_rate_pct, check_rate_miss).
+ * connection (iw, pace_iw, ssthresh_est, growth), the next restart
+ * (restart, auto_rtt_us, queue_pct, pace_rate, pace_burst, probe_pct) or
+ * the next ACK (cwv, nvp_s, check_rtt_pct, check_rate_pct,
+ * check_rate_miss).
  */
 #define pr_fmt(fmt) "tcp_cocktail: " fmt
 
@@ -489,6 +496,12 @@ static unsigned int cocktail_check_rate_pct __read_mostly = 75;
  * the one before; docs/results.md has the measurements behind it.
  */
 static unsigned int cocktail_check_rate_miss __read_mostly;
+/*
+ * restart=measure: 100, a flight paced at the rate the connection had
+ * before the idle period; above it, paced and sized above that rate
+ * while no failed check is remembered (cp_probe_rate()).
+ */
+static unsigned int cocktail_probe_pct __read_mostly = 100;
 /* On: without it ssthresh starts at the kernel's "infinity". */
 static unsigned int cocktail_ssthresh_est __read_mostly = 1;
 
@@ -703,6 +716,23 @@ module_param_cb(check_rate_miss, &cocktail_bool_ops,
 		&cocktail_check_rate_miss, 0644);
 MODULE_PARM_DESC(check_rate_miss, "1: a restart=measure check that left on the ACKs' rate counts a miss and lowers the ACK-train rate for the next restarts, as an RTT or loss exit does; 0: it cuts only the flight it checked (default 0)");
 
+/*
+ * 100 % paces at the estimate; 400 % is four times it, a flight that on
+ * a quiet path would need a buffer of three BDPs.
+ */
+static int cocktail_probe_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 100, 400);
+}
+
+static const struct kernel_param_ops cocktail_probe_ops = {
+	.set = cocktail_probe_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(probe_pct, &cocktail_probe_ops, &cocktail_probe_pct, 0644);
+MODULE_PARM_DESC(probe_pct, "restart=measure paces and sizes its flight at this percentage of the pre-idle rate while the connection remembers no failed check (100..400, default 100)");
+
 /* ---- counters ------------------------------------------------------ */
 
 static atomic_long_t cocktail_counters[CC_NR];
@@ -886,6 +916,7 @@ static bool cocktail_app_limited_decay_ok(const struct sock *sk)
 #define COCKTAIL_PARAM_check_rtt_pct	cocktail_check_rtt_pct
 #define COCKTAIL_PARAM_check_rate_pct	cocktail_check_rate_pct
 #define COCKTAIL_PARAM_check_rate_miss	cocktail_check_rate_miss
+#define COCKTAIL_PARAM_probe_pct	cocktail_probe_pct
 
 /*
  * The core's names for the socket, mapped onto the kernel's helpers and

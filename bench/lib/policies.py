@@ -75,7 +75,9 @@ DEMO_CWV0 = [Policy("cocktail-%s-cwv0" % r, "cocktail", 1,
 # trip; and cocktail-ratecut: the same restart with check_rate_miss=0,
 # whose exits on the ACKs' rate cut the flight they checked but neither
 # count a miss nor lower the next flights' rate; and cocktail-norate:
-# check_rate_pct=1, no exit on the ACKs' rate at all)
+# check_rate_pct=1, no exit on the ACKs' rate at all; and cocktail-probe125,
+# cocktail-probe150: flights paced and sized at 125 or 150 % of the
+# pre-idle rate while no failed check is remembered)
 MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
                   {"restart": "measure", "cwv": 1}),
            Policy("cocktail-measure-cubic", "cocktail", 1,
@@ -86,7 +88,11 @@ MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
                   {"restart": "measure", "cwv": 1, "check_rate_miss": 0}),
            Policy("cocktail-norate", "cocktail", 1,
                   "cocktail restart=measure check_rate_pct=1",
-                  {"restart": "measure", "cwv": 1, "check_rate_pct": 1})]
+                  {"restart": "measure", "cwv": 1, "check_rate_pct": 1})] + [
+           Policy("cocktail-probe%d" % pct, "cocktail", 1,
+                  "cocktail restart=measure probe_pct=%d" % pct,
+                  {"restart": "measure", "cwv": 1, "probe_pct": pct})
+           for pct in (125, 150)]
 # growth=cubic (CUBIC, RFC 9438, with HyStart++) beside growth=reno, each
 # with the default restart: run when asked for with --only
 # policy=cocktail-cubic (bench/scenarios/growth.py runs both). A policy
@@ -284,12 +290,13 @@ def profile_text(policy, extra_params=None):
 
 STATE = REPO / "build" / "bench" / "tune"
 # parameters only some policies name (growth, Chan's iw=2, ssthresh_est,
-# pace_burst, check_rate_pct, check_rate_miss): a policy that does not
+# pace_burst, check_rate_pct, check_rate_miss, probe_pct): a policy that
+# does not
 # name one runs with it reset, so a setting does not carry over from
 # the policy before; growth to reno (every restart policy is compared
 # under NewReno growth), the others to their defaults
 CARRIED = ("growth", "iw", "ssthresh_est", "pace_burst", "check_rate_pct",
-           "check_rate_miss")
+           "check_rate_miss", "probe_pct")
 
 
 def carried():

@@ -63,6 +63,7 @@ MODULE_PARAMS = {
         "check_rtt_pct": v_range(101, 1000),
         "check_rate_pct": v_range(1, 99),
         "check_rate_miss": v_bool,
+        "probe_pct": v_range(100, 400),
         "nvp_s": v_range(1, 3600),
         "stats": None,
     },

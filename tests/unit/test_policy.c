@@ -620,6 +620,29 @@ static void test_measure(void)
 		if (i != CP_CHECK_RATE)
 			CHECK_EQ(cp_check_remembered(i, false), true);
 
+	/*
+	 * the probe: 1.25 MB/s (10 Mbit/s) at 125 % is 1,562,500 B/s while
+	 * no miss is remembered; a miss, 100 %, no rate or the cap leave it
+	 */
+	CHECK_EQ(cp_probe_rate(1250000, 0, 125, CP_U64_MAX), 1562500);
+	CHECK_EQ(cp_probe_rate(1250000, 0, 400, CP_U64_MAX), 5000000);
+	CHECK_EQ(cp_probe_rate(1250000, 1, 125, CP_U64_MAX), 1250000);
+	CHECK_EQ(cp_probe_rate(1250000, 3, 400, CP_U64_MAX), 1250000);
+	CHECK_EQ(cp_probe_rate(1250000, 0, 100, CP_U64_MAX), 1250000);
+	CHECK_EQ(cp_probe_rate(0, 0, 125, CP_U64_MAX), 0);
+	CHECK_EQ(cp_probe_rate(1250000, 0, 125, 1500000), 1500000);
+	CHECK_EQ(cp_probe_rate(1250000, 0, 125, 1250000), 1250000);
+	CHECK_EQ(cp_probe_rate(2000000, 0, 125, 1500000), 2000000);
+	CHECK_EQ(cp_probe_rate(CP_U64_MAX / 2, 0, 400, CP_U64_MAX),
+		 CP_U64_MAX);				/* no overflow */
+	CHECK_EQ(cp_probe_rate(CP_U64_MAX / 2, 0, 400, CP_U64_MAX - 1),
+		 CP_U64_MAX - 1);
+	/* the flight's window follows: 84 segments of 1448 at 100 ms, 105 */
+	CHECK_EQ(cp_bdp_segs(cp_probe_rate(1212500, 0, 100, CP_U64_MAX),
+			     100000, 1448), 84);
+	CHECK_EQ(cp_bdp_segs(cp_probe_rate(1212500, 0, 125, CP_U64_MAX),
+			     100000, 1448), 105);
+
 	for (i = 0; i < N_CHECK_CASES; i++) {
 		const struct check_case *c = &check_cases[i];
 		enum cp_check got = cp_check_ack(c->rtt_us, c->min_rtt_us,

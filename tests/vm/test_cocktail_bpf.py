@@ -44,7 +44,8 @@ def test_bad_parameter_refused(builds):
                 "auto_rtt_us=0", "cwv=3", "pace_iw=2", "pace_burst=2",
                 "pace_rate=min",
                 "growth=bic", "ssthresh_est=2", "check_rtt_pct=100",
-                "check_rate_pct=100", "check_rate_miss=2", "nosuch=1", "iw"):
+                "check_rate_pct=100", "check_rate_miss=2", "probe_pct=99",
+                "nosuch=1", "iw"):
         r = tool("set", "restart=pace", bad, check=False)
         assert r.returncode == 1, (bad, r)
         lines = r.stderr.strip().splitlines()

@@ -102,15 +102,18 @@ def topo(cocktail):
 
 def params(**kw):
     """Set the build's parameters and check they read back; a test that
-    does not name growth, nvp_s, pace_burst, queue_pct or check_rate_miss
+    does not name growth, nvp_s, pace_burst, queue_pct, check_rate_miss or
+    probe_pct
     runs with growth=reno, nvp_s=300, pace_burst=0 (flights paced from
-    their first segment), queue_pct=120 and check_rate_miss=0, whatever
+    their first segment), queue_pct=120, check_rate_miss=0 and
+    probe_pct=100, whatever
     the test before set."""
     kw.setdefault("growth", "reno")
     kw.setdefault("queue_pct", 120)
     kw.setdefault("nvp_s", 300)
     kw.setdefault("pace_burst", 0)
     kw.setdefault("check_rate_miss", 0)
+    kw.setdefault("probe_pct", 100)
     B.params(**kw)
 
 
@@ -1133,6 +1136,40 @@ def test_measure_rate_exit_memory(cocktail, miss):
         assert len(fl2) >= 0.85 * len(fl1), \
             "second flight %d segments, first %d: cut; %s" % (
                 len(fl2), len(fl1), info)
+
+
+def test_measure_probe(cocktail):
+    """The same restart twice on a quiet 100 ms, 10 Mbit/s path with a
+    queue deep enough for either flight (200 packets): warm up (600
+    segments), idle 1.5 s, restart (200 segments), once with
+    probe_pct=100 and once with 150. The warm-up's connection remembers
+    no failed check, so with 150 the first flight on the wire (the
+    segments before the first ACK for them) is 1.3..1.7 times the one
+    at 100 and its segments leave at most 0.85 of the spacing (the
+    capture is before the bottleneck); no retransmission either way.
+    pace_rate=delivery: the window rate of a warm-up whose slow start
+    overshot the path would size both flights past the response."""
+    runs = {}
+    for pct in (100, 150):
+        params(iw=10, restart="measure", cwv=1, pace_iw=0,
+               pace_rate="delivery", ssthresh_est=1, check_rtt_pct=125,
+               check_rate_pct=75, probe_pct=pct)
+        with Topo(rtt=100, rate="10mbit", limit=200) as t:
+            r = burst_after_idle(t, "probe_%d" % pct, 600, 1.5, 200)
+        r["flight"] = flight_after(r["pkts"], t.server_addr, r["wall"],
+                                   dport=r["port"])
+        runs[pct] = r
+    info = "; ".join("probe_pct=%d: flight %d segments, spacing %.0f us, %s"
+                     % (pct, len(r["flight"]),
+                        mean_spacing(r["flight"]) * 1e6, measure_info(r))
+                     for pct, r in runs.items())
+    for r in runs.values():
+        assert [e["policy"] for _, e in r["restart"]] == ["measure"], info
+        assert r["retrans"] == 0, info
+    n100, n150 = (len(runs[p]["flight"]) for p in (100, 150))
+    assert 1.3 * n100 <= n150 <= 1.7 * n100, info
+    s100, s150 = (mean_spacing(runs[p]["flight"]) for p in (100, 150))
+    assert s150 <= 0.85 * s100, info
 
 
 def test_rate_filter_ages(cocktail):
