@@ -310,6 +310,8 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 	ca->cwv_stamp = shell_jiffies();
 	if (remember)
 		ca->misses = cp_measure_misses(ca->misses, verdict);
+	if (verdict == CP_CHECK_FULL)
+		ca->passed = 1;
 	shell_count(cocktail_check_counter(verdict));
 	shell_emit_check(sk, verdict, segs, send_us, check_rtt, ack_rate,
 			 path_rtt);
@@ -433,12 +435,12 @@ CK_FN void ck_train_ack(struct sock *sk, u32 acked)
 
 /*
  * restart=measure: the flight's window is the BDP of the pre-idle rate
- * (the pace_rate estimate, raised by probe_pct while no miss is
- * remembered, cp_probe_rate()) and the path's minimum RTT, less after recent
- * failed checks or a queue before the idle period that the window
- * @before (segments) does not explain, at least what a slow-start
- * restart would allow; it is paced at that rate and checked on
- * its ACKs.  No rate at all, or no pacing: ssr.  Returns the pacing
+ * (the pace_rate estimate, raised by probe_pct behind a queue others
+ * kept after a passed check, cp_probe_rate()) and the path's minimum
+ * RTT, less after recent failed checks or a queue before the idle
+ * period that the window @before (segments) does not explain, at least
+ * what a slow-start restart would allow; it is paced at that rate and
+ * checked on its ACKs.  No rate at all, or no pacing: ssr.  Returns the pacing
  * rate (0: fell back to ssr); sets *cwnd.
  */
 CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
@@ -447,13 +449,22 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 	const struct tcp_sock *tp = shell_tp(sk);
 	u32 floor = cp_restart_ssr(before, shell_iw_now(sk));
 	u32 halvings, rtt;
+	bool queued, shared;
 	u64 rate;
 	u32 bdp;
 
 	rate = cp_path_rate(ck_restart_rate(sk, before),
 			    cp_maxwin_get(&ca->cap), shell_max_pacing_rate(sk));
-	rate = cp_probe_rate(rate, ca->misses, shell_param(probe_pct),
-			     shell_max_pacing_rate(sk));
+	/* the last round's lowest RTT sample, else srtt */
+	rtt = cp_check_rtt_us(ca->low_rtt);
+	if (!rtt)
+		rtt = shell_srtt_us(tp);
+	queued = cp_queue_stood(rtt, shell_min_rtt_us(tp),
+				shell_param(queue_pct));
+	/* a queue others kept: the window does not explain it */
+	shared = queued && !cp_queue_own(before, rate, rtt, tp->mss_cache);
+	rate = cp_probe_rate(rate, ca->passed, shared, ca->misses,
+			     shell_param(probe_pct), shell_max_pacing_rate(sk));
 	bdp = cp_bdp_segs(rate, ck_path_rtt_us(tp), tp->mss_cache);
 	if (bdp)
 		shell_pace_start(sk, rate);
@@ -462,15 +473,8 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 		*cwnd = floor;
 		return 0;
 	}
-	/* the last round's lowest RTT sample, else srtt */
-	rtt = cp_check_rtt_us(ca->low_rtt);
-	if (!rtt)
-		rtt = shell_srtt_us(tp);
-	ca->queued = cp_queue_stood(rtt, shell_min_rtt_us(tp),
-				    shell_param(queue_pct));
-	halvings = cp_measure_halvings(ca->misses, ca->queued &&
-				       !cp_queue_own(before, rate, rtt,
-						     tp->mss_cache));
+	ca->queued = queued;
+	halvings = cp_measure_halvings(ca->misses, shared);
 	if (halvings > ca->misses)
 		shell_count(CC_MEASURE_QUEUED);
 	*cwnd = cp_measure_cwnd(bdp, halvings, floor);

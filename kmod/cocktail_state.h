@@ -102,7 +102,10 @@ struct cocktail {
 					 */
 	};
 	u32 nvp_stamp;			/* jiffies: RFC 7661 NVP start */
-	u16 bw_sig;			/* hash of the last rate sample fed */
+	u16 bw_sig:15,			/* hash of the last rate sample fed */
+	    passed:1;			/* measure: a check of this connection
+					 * has passed (probe_pct applies)
+					 */
 	u16 low_rtt;			/* lowest RTT sample of a measured
 					 * restart's check (CM_CHECK), else
 					 * of the round in progress (measure's
