@@ -131,8 +131,8 @@
  *
  *     restart (idle > RTO)
  *         |  rate = max(pace_rate estimate, ACK-train rate),
- *         |  times probe_pct / 100 once a check passed and
- *         |  while misses is 0,
+ *         |  times probe_pct / 100 behind a queue others kept,
+ *         |  once a check passed and while misses is 0,
  *         |  BDP = rate * min RTT / mss;
  *         |  cwnd = max(BDP >> (misses + halve) + 2, min(IW, cwnd))
  *         |  (queued: RTT > queue_pct % min RTT, RTT the last round's
@@ -221,11 +221,12 @@
  * like, and the share falls with the flight's rate, so remembered it
  * would shrink every next flight (cp_check_remembered()).  The same
  * share is what the rate estimate holds after such a restart: with
- * probe_pct above 100 a connection that passed a check and remembers
- * no miss paces and sizes its flight above the estimate, so that a path
- * which delivers more raises the next estimate and one which does not
- * fails the check on the ACKs' rate (cp_probe_rate()); a connection's
- * first measured restart does not probe, as connections that went idle
+ * probe_pct above 100, behind such a queue (a queue others kept, see
+ * below), a connection that passed a check and remembers no miss paces
+ * and sizes its flight above the estimate, so that a path which
+ * delivers more raises the next estimate and one which does not fails
+ * the check on the ACKs' rate (cp_probe_rate()); a connection's first
+ * measured restart does not probe, as connections that went idle
  * together restart together.  A queue that
  * stood before the idle period (the lowest RTT sample of the last round
  * before it, or srtt without one, above queue_pct % of the minimum RTT:
@@ -502,8 +503,8 @@ static unsigned int cocktail_check_rate_miss __read_mostly;
 /*
  * restart=measure: 100, a flight paced at the rate the connection had
  * before the idle period; above it, paced and sized above that rate
- * once a check passed and while no failed one is remembered
- * (cp_probe_rate()).
+ * behind a queue others kept, once a check passed and while no failed
+ * one is remembered (cp_probe_rate()).
  */
 static unsigned int cocktail_probe_pct __read_mostly = 100;
 /* On: without it ssthresh starts at the kernel's "infinity". */
@@ -735,7 +736,7 @@ static const struct kernel_param_ops cocktail_probe_ops = {
 };
 
 module_param_cb(probe_pct, &cocktail_probe_ops, &cocktail_probe_pct, 0644);
-MODULE_PARM_DESC(probe_pct, "restart=measure paces and sizes its flight at this percentage of the pre-idle rate once a check of the connection passed and while it remembers no failed one (100..400, default 100)");
+MODULE_PARM_DESC(probe_pct, "restart=measure, behind a queue others kept, paces and sizes its flight at this percentage of the pre-idle rate once a check of the connection passed and while it remembers no failed one (100..400, default 100)");
 
 /* ---- counters ------------------------------------------------------ */
 
