@@ -802,6 +802,17 @@ def burst_after_idle(t, name, warm_segs, idle, burst, competitor=None,
     return r
 
 
+def idle_then_send(srv, cli, mss, segs, idle=1.5):
+    """Wait until the server's data is ACKed, stay idle IDLE seconds and
+    send SEGS segments of MSS bytes (a restart after idle, as the burst
+    of burst_after_idle()); returns the wall time of the write."""
+    traffic.wait_acked(srv, 60)
+    time.sleep(idle)
+    wall = time.time()
+    traffic.send_and_time(srv, cli, segs * mss, 300)
+    return wall
+
+
 def measure_info(r):
     b = r["before"]
     return ("cwnd before=%s ssthresh=%s srtt=%s min_rtt=%s rto=%s; "
@@ -1099,10 +1110,7 @@ def test_measure_rate_exit_memory(cocktail, miss):
                 tc(bn["ns"], ["qdisc", "change", "dev", bn["dev"],
                               "parent", "1:1", "handle", "10:", "netem",
                               "rate", "4mbit", "limit", "200"])
-                traffic.wait_acked(srv, 60)
-                time.sleep(1.5)
-                first["wall"] = time.time()
-                traffic.send_and_time(srv, cli, 100 * mss, 300)
+                first["wall"] = idle_then_send(srv, cli, mss, 100)
             c0 = counters()
             r = burst_after_idle(t, "rate_memory_%d" % miss, 600, 1.5, 100,
                                  between=slower)
@@ -1170,10 +1178,7 @@ def test_measure_probe(cocktail):
                 def standing_then_restart(srv, cli, mss):
                     bottleneck_delay(t, 400)
                     traffic.send_and_time(srv, cli, 300 * mss, 300)
-                    traffic.wait_acked(srv, 60)
-                    time.sleep(1.5)
-                    first["wall"] = time.time()
-                    traffic.send_and_time(srv, cli, 100 * mss, 300)
+                    first["wall"] = idle_then_send(srv, cli, mss, 100)
                 c0 = counters()
                 r = burst_after_idle(t, "probe_%d" % pct, 300, 1.5, 100,
                                      between=standing_then_restart)
