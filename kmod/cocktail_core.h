@@ -440,8 +440,8 @@ CK_FN void ck_train_ack(struct sock *sk, u32 acked)
  * RTT, less after recent failed checks or a queue before the idle
  * period that the window @before (segments) does not explain, at least
  * what a slow-start restart would allow; it is paced at that rate and
- * checked on its ACKs.  No rate at all, or no pacing: ssr.  Returns the pacing
- * rate (0: fell back to ssr); sets *cwnd.
+ * checked on its ACKs.  No rate at all, or no pacing: ssr.  Returns the
+ * pacing rate (0: fell back to ssr); sets *cwnd.
  */
 CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 {

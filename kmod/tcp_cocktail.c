@@ -227,12 +227,12 @@
  * delivers more raises the next estimate and one which does not fails
  * the check on the ACKs' rate (cp_probe_rate()); a connection's first
  * measured restart does not probe, as connections that went idle
- * together restart together.  A queue that
- * stood before the idle period (the lowest RTT sample of the last round
- * before it, or srtt without one, above queue_pct % of the minimum RTT:
- * srtt alone also holds the late samples of a receiver's delayed ACKs; the
- * ACK that leaves nothing in flight, which a receiver may have delayed,
- * neither counts nor starts a round of samples)
+ * together restart together.  A queue that stood before the idle
+ * period (the lowest RTT sample of the last round before it, or srtt
+ * without one, above queue_pct % of the minimum RTT: srtt alone also
+ * holds the late samples of a receiver's delayed ACKs; the ACK that
+ * leaves nothing in flight, which a receiver may have delayed, neither
+ * counts nor starts a round of samples)
  * halves the flight once more, counted in measure_queued, unless the
  * connection's own window explains it (a window of 3/4 of rate x RTT or
  * more: its own queue, which drained while it was idle): the delivery

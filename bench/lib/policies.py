@@ -292,10 +292,9 @@ def profile_text(policy, extra_params=None):
 STATE = REPO / "build" / "bench" / "tune"
 # parameters only some policies name (growth, Chan's iw=2, ssthresh_est,
 # pace_burst, check_rate_pct, check_rate_miss, probe_pct): a policy that
-# does not
-# name one runs with it reset, so a setting does not carry over from
-# the policy before; growth to reno (every restart policy is compared
-# under NewReno growth), the others to their defaults
+# does not name one runs with it reset, so a setting does not carry over
+# from the policy before; growth to reno (every restart policy is
+# compared under NewReno growth), the others to their defaults
 CARRIED = ("growth", "iw", "ssthresh_est", "pace_burst", "check_rate_pct",
            "check_rate_miss", "probe_pct")
 
