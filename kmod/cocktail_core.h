@@ -310,8 +310,9 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 	ca->cwv_stamp = shell_jiffies();
 	if (remember)
 		ca->misses = cp_measure_misses(ca->misses, verdict);
-	if (verdict == CP_CHECK_FULL)
-		ca->passed = 1;
+	/* a queue under a passed check: the next restart may probe */
+	ca->passed = verdict == CP_CHECK_FULL &&
+		     cp_queue_stood(check_rtt, path_rtt, shell_param(queue_pct));
 	shell_count(cocktail_check_counter(verdict));
 	shell_emit_check(sk, verdict, segs, send_us, check_rtt, ack_rate,
 			 path_rtt);
@@ -435,8 +436,8 @@ CK_FN void ck_train_ack(struct sock *sk, u32 acked)
 
 /*
  * restart=measure: the flight's window is the BDP of the pre-idle rate
- * (the pace_rate estimate, raised by probe_pct behind a queue others
- * kept after a passed check, cp_probe_rate()) and the path's minimum
+ * (the pace_rate estimate, raised by probe_pct after a passed check
+ * whose lowest RTT showed a queue, cp_probe_rate()) and the path's minimum
  * RTT, less after recent failed checks or a queue before the idle
  * period that the window @before (segments) does not explain, at least
  * what a slow-start restart would allow; it is paced at that rate and
@@ -450,7 +451,7 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 	u32 floor = cp_restart_ssr(before, shell_iw_now(sk));
 	u32 halvings, rtt;
 	bool queued, shared;
-	u64 rate;
+	u64 rate, probed;
 	u32 bdp;
 
 	rate = cp_path_rate(ck_restart_rate(sk, before),
@@ -463,8 +464,11 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 				shell_param(queue_pct));
 	/* a queue others kept: the window does not explain it */
 	shared = queued && !cp_queue_own(before, rate, rtt, tp->mss_cache);
-	rate = cp_probe_rate(rate, ca->passed, shared, ca->misses,
-			     shell_param(probe_pct), shell_max_pacing_rate(sk));
+	probed = cp_probe_rate(rate, ca->passed, ca->misses,
+			       shell_param(probe_pct), shell_max_pacing_rate(sk));
+	if (probed > rate)
+		shell_count(CC_MEASURE_PROBED);
+	rate = probed;
 	bdp = cp_bdp_segs(rate, ck_path_rtt_us(tp), tp->mss_cache);
 	if (bdp)
 		shell_pace_start(sk, rate);

@@ -722,31 +722,33 @@ static inline u32 cp_measure_halvings(u32 misses, bool queued)
 
 /*
  * The rate a measured restart sizes and paces its flight at, in B/s: the
- * path's @rate (cp_path_rate()) raised to @pct % of it when a queue
- * others kept stood before the idle period (@shared: cp_queue_stood()
- * and not cp_queue_own()), a check of the connection has passed
- * (@passed) and it remembers no failed one (@misses 0), at most @cap;
- * @pct 100 leaves it.  Behind a FIFO queue another flow keeps full the
- * estimate is what the connection got there, its share, which falls and
- * rises with the rate it sends at: a flight paced at its last share gets
- * that share again, and a check it passes never raises the estimate.
- * Paced above it, a flight that the path delivers at the higher rate
- * leaves delivery-rate samples that raise the next restart's estimate;
- * one that it does not fails the check on the ACKs' rate and is cut to
- * it.  Without such a queue the estimate is the path's, and a flight
- * above it would only build a queue (and overflow a shallow one).  A
- * miss stops the probing until a passed check earns it back, and a
- * connection's first measured restart does not probe: connections that
- * went idle together after sharing the link restart together, each
- * with an estimate that already holds its best rounds.
+ * path's @rate (cp_path_rate()) raised to @pct % of it when the
+ * connection's last check passed with its lowest RTT showing a queue
+ * (@queued: cp_queue_stood() of that RTT) and it remembers no failed
+ * check (@misses 0), at most @cap; @pct 100 leaves it.  The first
+ * segment of a paced flight finds no queue of the flight's own, so a
+ * queue under a passed check's lowest RTT is one another flow kept.
+ * Behind a FIFO queue another flow keeps full the estimate is what the
+ * connection got there, its share, which falls and rises with the rate
+ * it sends at: a flight paced at its last share gets that share again,
+ * and a check it passes never raises the estimate.  Paced above it, a
+ * flight that the path delivers at the higher rate leaves delivery-rate
+ * samples that raise the next restart's estimate; one that it does not
+ * fails the check on the ACKs' rate and is cut to it.  Without such a
+ * queue the estimate is the path's, and a flight above it would only
+ * build a queue (and overflow a shallow one).  A miss stops the probing
+ * until a passed check earns it back, and a connection's first measured
+ * restart does not probe: connections that went idle together after
+ * sharing the link restart together, each with an estimate that already
+ * holds its best rounds.
  */
-static inline u64 cp_probe_rate(u64 rate, bool passed, bool shared,
-				u32 misses, u32 pct, u64 cap)
+static inline u64 cp_probe_rate(u64 rate, bool queued, u32 misses,
+				u32 pct, u64 cap)
 {
 	u64 r = CP_U64_MAX;
 	u32 rem;
 
-	if (!passed || !shared || misses || pct <= 100 || rate >= cap)
+	if (!queued || misses || pct <= 100 || rate >= cap)
 		return rate;
 	if (cp_mul_u64_u32(rate, pct, &r))
 		r = cp_div_u64_rem(r, 100, &rem);

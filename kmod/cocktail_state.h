@@ -103,8 +103,9 @@ struct cocktail {
 	};
 	u32 nvp_stamp;			/* jiffies: RFC 7661 NVP start */
 	u16 bw_sig:15,			/* hash of the last rate sample fed */
-	    passed:1;			/* measure: a check of this connection
-					 * has passed (probe_pct applies)
+	    passed:1;			/* measure: the last check passed
+					 * and its lowest RTT showed a queue
+					 * (probe_pct applies)
 					 */
 	u16 low_rtt;			/* lowest RTT sample of a measured
 					 * restart's check (CM_CHECK), else
@@ -168,6 +169,7 @@ enum cocktail_counter {
 	CC_CWV_NVP_END,		/* RFC 7661 non-validated period ended */
 	CC_MEASURE_NO_RATE,	/* measure without a rate: acted as ssr */
 	CC_MEASURE_QUEUED,	/* measure: flight halved, a queue stood */
+	CC_MEASURE_PROBED,	/* measure: flight above the rate, probe_pct */
 	CC_CHECK_FULL,		/* measure: path unchanged, flight as sized */
 	CC_CHECK_RTT,		/* ... left the flight: RTT rose */
 	CC_CHECK_RATE,		/* ... ACKs slower than the flight */
@@ -244,6 +246,7 @@ static const char * const cocktail_counter_names[CC_NR] = {
 	[CC_CWV_NVP_END] = "cwv_nvp_end",
 	[CC_MEASURE_NO_RATE] = "measure_no_rate",
 	[CC_MEASURE_QUEUED] = "measure_queued",
+	[CC_MEASURE_PROBED] = "measure_probed",
 	[CC_CHECK_FULL] = "check_full",
 	[CC_CHECK_RTT] = "check_rtt",
 	[CC_CHECK_RATE] = "check_rate",

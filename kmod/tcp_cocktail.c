@@ -131,8 +131,8 @@
  *
  *     restart (idle > RTO)
  *         |  rate = max(pace_rate estimate, ACK-train rate),
- *         |  times probe_pct / 100 behind a queue others kept,
- *         |  once a check passed and while misses is 0,
+ *         |  times probe_pct / 100 when the last check passed
+ *         |  with its lowest RTT > queue_pct % min RTT, misses 0,
  *         |  BDP = rate * min RTT / mss;
  *         |  cwnd = max(BDP >> (misses + halve) + 2, min(IW, cwnd))
  *         |  (queued: RTT > queue_pct % min RTT, RTT the last round's
@@ -221,18 +221,20 @@
  * like, and the share falls with the flight's rate, so remembered it
  * would shrink every next flight (cp_check_remembered()).  The same
  * share is what the rate estimate holds after such a restart: with
- * probe_pct above 100, behind such a queue (a queue others kept, see
- * below), a connection that passed a check and remembers no miss paces
- * and sizes its flight above the estimate, so that a path which
- * delivers more raises the next estimate and one which does not fails
- * the check on the ACKs' rate (cp_probe_rate()); a connection's first
- * measured restart does not probe, as connections that went idle
- * together restart together.  A queue that stood before the idle
- * period (the lowest RTT sample of the last round before it, or srtt
- * without one, above queue_pct % of the minimum RTT: srtt alone also
- * holds the late samples of a receiver's delayed ACKs; the ACK that
- * leaves nothing in flight, which a receiver may have delayed, neither
- * counts nor starts a round of samples)
+ * probe_pct above 100, a connection whose last check passed with its
+ * lowest RTT above queue_pct % of the minimum (a queue its paced flight
+ * did not build: another flow's) and which remembers no miss paces and
+ * sizes its flight above the estimate, so that a path which delivers
+ * more raises the next estimate and one which does not fails the check
+ * on the ACKs' rate (cp_probe_rate()); a connection's first measured
+ * restart does not probe, as connections that went idle together
+ * restart together, and neither does one whose check saw the path
+ * empty, where a flight above the path's rate only builds a queue.  A
+ * queue that stood before the idle period (the lowest RTT sample of the
+ * last round before it, or srtt without one, above queue_pct % of the
+ * minimum RTT: srtt alone also holds the late samples of a receiver's
+ * delayed ACKs; the ACK that leaves nothing in flight, which a receiver
+ * may have delayed, neither counts nor starts a round of samples)
  * halves the flight once more, counted in measure_queued, unless the
  * connection's own window explains it (a window of 3/4 of rate x RTT or
  * more: its own queue, which drained while it was idle): the delivery
@@ -503,8 +505,8 @@ static unsigned int cocktail_check_rate_miss __read_mostly;
 /*
  * restart=measure: 100, a flight paced at the rate the connection had
  * before the idle period; above it, paced and sized above that rate
- * behind a queue others kept, once a check passed and while no failed
- * one is remembered (cp_probe_rate()).
+ * when the last check passed behind a queue others kept and while no
+ * failed one is remembered (cp_probe_rate()).
  */
 static unsigned int cocktail_probe_pct __read_mostly = 100;
 /* On: without it ssthresh starts at the kernel's "infinity". */
@@ -736,7 +738,7 @@ static const struct kernel_param_ops cocktail_probe_ops = {
 };
 
 module_param_cb(probe_pct, &cocktail_probe_ops, &cocktail_probe_pct, 0644);
-MODULE_PARM_DESC(probe_pct, "restart=measure, behind a queue others kept, paces and sizes its flight at this percentage of the pre-idle rate once a check of the connection passed and while it remembers no failed one (100..400, default 100)");
+MODULE_PARM_DESC(probe_pct, "restart=measure paces and sizes its flight at this percentage of the pre-idle rate when the connection's last check passed with its lowest RTT above queue_pct % of the minimum (a queue others kept) and while it remembers no failed one (100..400, default 100)");
 
 /* ---- counters ------------------------------------------------------ */
 

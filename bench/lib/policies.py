@@ -77,8 +77,8 @@ DEMO_CWV0 = [Policy("cocktail-%s-cwv0" % r, "cocktail", 1,
 # count a miss nor lower the next flights' rate; and cocktail-norate:
 # check_rate_pct=1, no exit on the ACKs' rate at all; and cocktail-probe125,
 # cocktail-probe150: flights paced and sized at 125 or 150 % of the
-# pre-idle rate once a check passed and while no failed one is
-# remembered)
+# pre-idle rate when the last check passed with its lowest RTT showing a
+# queue and while no failed one is remembered)
 MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
                   {"restart": "measure", "cwv": 1}),
            Policy("cocktail-measure-cubic", "cocktail", 1,

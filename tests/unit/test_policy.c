@@ -621,33 +621,33 @@ static void test_measure(void)
 			CHECK_EQ(cp_check_remembered(i, false), true);
 
 	/*
-	 * the probe: 1.25 MB/s (10 Mbit/s) at 125 % is 1,562,500 B/s behind
-	 * a queue others kept, after a passed check, while no miss is
+	 * the probe: 1.25 MB/s (10 Mbit/s) at 125 % is 1,562,500 B/s after a
+	 * passed check whose lowest RTT showed a queue, while no miss is
 	 * remembered; a miss, 100 %, no rate or the cap leave it
 	 */
-	CHECK_EQ(cp_probe_rate(1250000, true, true, 0, 125, CP_U64_MAX), 1562500);
-	CHECK_EQ(cp_probe_rate(1250000, true, true, 0, 400, CP_U64_MAX), 5000000);
-	CHECK_EQ(cp_probe_rate(1250000, true, true, 1, 125, CP_U64_MAX), 1250000);
-	CHECK_EQ(cp_probe_rate(1250000, true, true, 3, 400, CP_U64_MAX), 1250000);
-	CHECK_EQ(cp_probe_rate(1250000, true, true, 0, 100, CP_U64_MAX), 1250000);
-	/* no queue others kept: the estimate is the path's */
-	CHECK_EQ(cp_probe_rate(1250000, true, false, 0, 150, CP_U64_MAX),
-		 1250000);
-	/* no check passed yet: the first measured restart does not probe */
-	CHECK_EQ(cp_probe_rate(1250000, false, true, 0, 125, CP_U64_MAX), 1250000);
-	CHECK_EQ(cp_probe_rate(1250000, false, true, 0, 400, CP_U64_MAX), 1250000);
-	CHECK_EQ(cp_probe_rate(0, true, true, 0, 125, CP_U64_MAX), 0);
-	CHECK_EQ(cp_probe_rate(1250000, true, true, 0, 125, 1500000), 1500000);
-	CHECK_EQ(cp_probe_rate(1250000, true, true, 0, 125, 1250000), 1250000);
-	CHECK_EQ(cp_probe_rate(2000000, true, true, 0, 125, 1500000), 2000000);
-	CHECK_EQ(cp_probe_rate(CP_U64_MAX / 2, true, true, 0, 400, CP_U64_MAX),
+	CHECK_EQ(cp_probe_rate(1250000, true, 0, 125, CP_U64_MAX), 1562500);
+	CHECK_EQ(cp_probe_rate(1250000, true, 0, 400, CP_U64_MAX), 5000000);
+	CHECK_EQ(cp_probe_rate(1250000, true, 1, 125, CP_U64_MAX), 1250000);
+	CHECK_EQ(cp_probe_rate(1250000, true, 3, 400, CP_U64_MAX), 1250000);
+	CHECK_EQ(cp_probe_rate(1250000, true, 0, 100, CP_U64_MAX), 1250000);
+	/*
+	 * no check passed yet (the first measured restart), or the last one
+	 * failed or saw no queue (the estimate is the path's): no probe
+	 */
+	CHECK_EQ(cp_probe_rate(1250000, false, 0, 125, CP_U64_MAX), 1250000);
+	CHECK_EQ(cp_probe_rate(1250000, false, 0, 400, CP_U64_MAX), 1250000);
+	CHECK_EQ(cp_probe_rate(0, true, 0, 125, CP_U64_MAX), 0);
+	CHECK_EQ(cp_probe_rate(1250000, true, 0, 125, 1500000), 1500000);
+	CHECK_EQ(cp_probe_rate(1250000, true, 0, 125, 1250000), 1250000);
+	CHECK_EQ(cp_probe_rate(2000000, true, 0, 125, 1500000), 2000000);
+	CHECK_EQ(cp_probe_rate(CP_U64_MAX / 2, true, 0, 400, CP_U64_MAX),
 		 CP_U64_MAX);				/* no overflow */
-	CHECK_EQ(cp_probe_rate(CP_U64_MAX / 2, true, true, 0, 400, CP_U64_MAX - 1),
+	CHECK_EQ(cp_probe_rate(CP_U64_MAX / 2, true, 0, 400, CP_U64_MAX - 1),
 		 CP_U64_MAX - 1);
 	/* the flight's window follows: 84 segments of 1448 at 100 ms, 105 */
-	CHECK_EQ(cp_bdp_segs(cp_probe_rate(1212500, true, true, 0, 100, CP_U64_MAX),
+	CHECK_EQ(cp_bdp_segs(cp_probe_rate(1212500, true, 0, 100, CP_U64_MAX),
 			     100000, 1448), 84);
-	CHECK_EQ(cp_bdp_segs(cp_probe_rate(1212500, true, true, 0, 125, CP_U64_MAX),
+	CHECK_EQ(cp_bdp_segs(cp_probe_rate(1212500, true, 0, 125, CP_U64_MAX),
 			     100000, 1448), 105);
 
 	for (i = 0; i < N_CHECK_CASES; i++) {

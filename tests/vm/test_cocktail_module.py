@@ -87,10 +87,11 @@ VALID = {
 }
 STAT_NAMES = ("ssr", "decay", "keep", "pace", "measure", "auto_ssr",
               "auto_pace", "queue_ssr", "queue_pace", "pace_ended",
-              "measure_no_rate", "measure_queued", "check_full", "check_rtt",
-              "check_rate", "check_loss", "ssthresh_est", "hystart_css",
-              "hystart_resume", "hystart_exit", "idle_rto_1", "idle_rto_2",
-              "idle_rto_4", "idle_rto_8", "idle_rto_16", "idle_rto_32")
+              "measure_no_rate", "measure_queued", "measure_probed",
+              "check_full", "check_rtt", "check_rate", "check_loss",
+              "ssthresh_est", "hystart_css", "hystart_resume", "hystart_exit",
+              "idle_rto_1", "idle_rto_2", "idle_rto_4", "idle_rto_8",
+              "idle_rto_16", "idle_rto_32")
 
 _libc = ctypes.CDLL(None, use_errno=True)
 SYS_FINIT_MODULE = 313      # x86_64

@@ -1152,73 +1152,92 @@ def test_measure_probe(cocktail):
     one-way delay to 400 ms (a standing queue someone else keeps, as far
     as the RTT samples tell) and send 300 segments there, idle 1.5 s,
     restart (100 segments), idle 1.5 s, restart (100 segments); once with
-    probe_pct=100 and once with 150. Premises: both restarts are counted
-    in measure_queued (the queue stood, the window does not explain it)
-    and the first one's check passes (an attempt where it does not runs
+    probe_pct=100 and once with 150, and once more with 150 without the
+    added delay (a quiet path). Premises: the first restart's check
+    passes, and behind the queue both restarts are counted in
+    measure_queued (the queue stood, the window does not explain it) and
+    that check's lowest RTT is above 1.2 times the minimum, on the quiet
+    path neither restart is counted there and that RTT is at most 1.2
+    times the minimum (an attempt where a premise does not hold runs
     again). With 100 the second restart's flight on the wire (the
     segments before the first ACK for them) is 0.85..1.15 of the
-    first's. With 150 the first restart does not probe (a connection's
-    first measured restart) and the second, after a passed check, does:
-    its flight is 1.3..1.7 times the first's and its segments leave at
-    most 0.85 of the first's spacing (the capture is before the
-    bottleneck). No retransmission. pace_rate=
+    first's. With 150 behind the queue the first restart does not probe
+    (a connection's first measured restart) and the second, after a
+    check that passed behind the queue, does: its flight is 1.3..1.7
+    times the first's and its segments leave at most 0.85 of the first's
+    spacing (the capture is before the bottleneck). With 150 on the
+    quiet path the passed check saw no queue and the second flight is
+    0.85..1.15 of the first's again. measure_probed counts the one probed
+    restart. No retransmission. pace_rate=
     delivery: the window rate of a warm-up whose slow start overshot the
     path would size the flights past the responses; check_rate_pct=1:
     half of the first checks left on the ACKs' rate in the guest, which
     breaks the premise, not what is tested."""
     runs = {}
-    for pct in (100, 150):
+    for pct, queue in ((100, True), (150, True), (150, False)):
         params(iw=10, restart="measure", cwv=1, pace_iw=0,
                pace_rate="delivery", ssthresh_est=1, check_rtt_pct=125,
                check_rate_pct=1, probe_pct=pct)
         first = {}
+        name = "probe_%d%s" % (pct, "" if queue else "_quiet")
 
         def run():
             with Topo(rtt=100, rate="10mbit", limit=200) as t:
                 def standing_then_restart(srv, cli, mss):
-                    bottleneck_delay(t, 400)
+                    if queue:
+                        bottleneck_delay(t, 400)
                     traffic.send_and_time(srv, cli, 300 * mss, 300)
                     first["wall"] = idle_then_send(srv, cli, mss, 100)
                 c0 = counters()
-                r = burst_after_idle(t, "probe_%d" % pct, 300, 1.5, 100,
+                r = burst_after_idle(t, name, 300, 1.5, 100,
                                      between=standing_then_restart)
                 c1 = counters()
             r["wall1"] = first["wall"]
             r["queued"] = c1["measure_queued"] - c0["measure_queued"]
+            r["probed"] = c1["measure_probed"] - c0["measure_probed"]
             return t, r
 
         def premises(a):
             r = a[1]
-            return r["queued"] == 2 and \
-                [e["verdict"] for _, e in r["check"]][:1] == ["full"]
+            chk = [e for _, e in r["check"]][:1]
+            if [e["verdict"] for e in chk] != ["full"]:
+                return False
+            seen = int(chk[0]["rtt_us"]) * 100 > \
+                int(chk[0]["min_rtt_us"]) * 120
+            return r["queued"] == (2 if queue else 0) and seen == queue
 
         (t, r), tries = until_premise(run, premises)
         r["flights"] = [flight_after(r["pkts"], t.server_addr, w,
                                      dport=r["port"])
                         for w in (r["wall1"], r["wall"])]
         r["tries"] = [(a[1]["queued"],
-                       [e["verdict"] for _, e in a[1]["check"]])
+                       [(e["verdict"], e["rtt_us"], e["min_rtt_us"])
+                        for _, e in a[1]["check"]])
                       for a in tries]
-        runs[pct] = r
+        r["ok"] = premises((None, r))
+        runs[name] = r
     info = "; ".join(
-        "probe_pct=%d: flights %s segments, spacing %s us, (queued, "
+        "%s: flights %s segments, spacing %s us, (queued, "
         "checks) per attempt %s, %s" % (
-            pct, [len(f) for f in r["flights"]],
+            name, [len(f) for f in r["flights"]],
             ["%.0f" % (mean_spacing(f) * 1e6) for f in r["flights"]],
             r["tries"], measure_info(r))
-        for pct, r in runs.items())
+        for name, r in runs.items())
     for r in runs.values():
-        assert premises((None, r)), info
+        assert r["ok"], info
         assert [e["policy"] for _, e in r["restart"]] == ["measure"] * 2, \
             info
         assert r["retrans"] == 0, info
+    assert {n: r["probed"] for n, r in runs.items()} == {
+        "probe_100": 0, "probe_150": 1, "probe_150_quiet": 0}, info
     # each run against itself: the rate estimate (and so the unprobed
     # flight) differs from one connection to the next in the guest
-    a1, a2 = (len(f) for f in runs[100]["flights"])
-    b1, b2 = (len(f) for f in runs[150]["flights"])
-    assert 0.85 * a1 <= a2 <= 1.15 * a1, info
+    for name in ("probe_100", "probe_150_quiet"):
+        a1, a2 = (len(f) for f in runs[name]["flights"])
+        assert 0.85 * a1 <= a2 <= 1.15 * a1, info
+    b1, b2 = (len(f) for f in runs["probe_150"]["flights"])
     assert 1.3 * b1 <= b2 <= 1.7 * b1, info
-    s1, s2 = (mean_spacing(f) for f in runs[150]["flights"])
+    s1, s2 = (mean_spacing(f) for f in runs["probe_150"]["flights"])
     assert s2 <= 0.85 * s1, info
 
 
