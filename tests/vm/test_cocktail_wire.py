@@ -1152,14 +1152,18 @@ def test_measure_probe(cocktail):
     one-way delay to 400 ms (a standing queue someone else keeps, as far
     as the RTT samples tell) and send 300 segments there, idle 1.5 s,
     restart (100 segments), idle 1.5 s, restart (100 segments); once with
-    probe_pct=100 and once with 150, and once more with 150 without the
-    added delay (a quiet path). Premises: the first restart's check
-    passes, and behind the queue both restarts are counted in
-    measure_queued (the queue stood, the window does not explain it) and
-    that check's lowest RTT is above 1.2 times the minimum, on the quiet
-    path neither restart is counted there and that RTT is at most 1.2
-    times the minimum (an attempt where a premise does not hold runs
-    again). With 100 the second restart's flight on the wire (the
+    probe_pct=100 and once with 150; with 150 also without the added
+    delay (quiet), and with the delay back at the minimum for 20 segments
+    (one round trip) between the first restart's response and the second
+    idle period (drained: the probe's gate is the passed check's own
+    lowest RTT, not the queue before the idle period). Premises: the
+    first restart's check passes and there are two restarts; behind the
+    queue both restarts are counted in measure_queued (the queue stood,
+    the window does not explain it) and that check's lowest RTT is above
+    1.2 times the minimum; drained, the same but only the first restart
+    is counted; on the quiet path neither restart is counted and that
+    RTT is at most 1.2 times the minimum (an attempt where a premise does
+    not hold runs again). With 100 the second restart's flight on the wire (the
     segments before the first ACK for them) is 0.85..1.15 of the
     first's. With 150 behind the queue the first restart does not probe
     (a connection's first measured restart) and the second, after a
@@ -1167,19 +1171,22 @@ def test_measure_probe(cocktail):
     times the first's and its segments leave at most 0.85 of the first's
     spacing (the capture is before the bottleneck). With 150 on the
     quiet path the passed check saw no queue and the second flight is
-    0.85..1.15 of the first's again. measure_probed counts the one probed
-    restart. No retransmission. pace_rate=
+    0.85..1.15 of the first's again. measure_probed counts the probed
+    restarts: the second behind the queue and drained, none otherwise.
+    No retransmission. pace_rate=
     delivery: the window rate of a warm-up whose slow start overshot the
     path would size the flights past the responses; check_rate_pct=1:
     half of the first checks left on the ACKs' rate in the guest, which
     breaks the premise, not what is tested."""
     runs = {}
-    for pct, queue in ((100, True), (150, True), (150, False)):
+    for pct, case in ((100, "queue"), (150, "queue"), (150, "quiet"),
+                      (150, "drained")):
         params(iw=10, restart="measure", cwv=1, pace_iw=0,
                pace_rate="delivery", ssthresh_est=1, check_rtt_pct=125,
                check_rate_pct=1, probe_pct=pct)
         first = {}
-        name = "probe_%d%s" % (pct, "" if queue else "_quiet")
+        name = "probe_%d%s" % (pct, "" if case == "queue" else "_" + case)
+        queue = case != "quiet"
 
         def run():
             with Topo(rtt=100, rate="10mbit", limit=200) as t:
@@ -1188,6 +1195,10 @@ def test_measure_probe(cocktail):
                         bottleneck_delay(t, 400)
                     traffic.send_and_time(srv, cli, 300 * mss, 300)
                     first["wall"] = idle_then_send(srv, cli, mss, 100)
+                    if case == "drained":
+                        traffic.wait_acked(srv, 60)
+                        bottleneck_delay(t, 50)
+                        traffic.send_and_time(srv, cli, 20 * mss, 300)
                 c0 = counters()
                 r = burst_after_idle(t, name, 300, 1.5, 100,
                                      between=standing_then_restart)
@@ -1200,11 +1211,13 @@ def test_measure_probe(cocktail):
         def premises(a):
             r = a[1]
             chk = [e for _, e in r["check"]][:1]
-            if [e["verdict"] for e in chk] != ["full"]:
+            if [e["verdict"] for e in chk] != ["full"] or \
+                    len(r["restart"]) != 2:
                 return False
             seen = int(chk[0]["rtt_us"]) * 100 > \
                 int(chk[0]["min_rtt_us"]) * 120
-            return r["queued"] == (2 if queue else 0) and seen == queue
+            return r["queued"] == {"queue": 2, "drained": 1}.get(case, 0) \
+                and seen == queue
 
         (t, r), tries = until_premise(run, premises)
         r["flights"] = [flight_after(r["pkts"], t.server_addr, w,
@@ -1229,7 +1242,8 @@ def test_measure_probe(cocktail):
             info
         assert r["retrans"] == 0, info
     assert {n: r["probed"] for n, r in runs.items()} == {
-        "probe_100": 0, "probe_150": 1, "probe_150_quiet": 0}, info
+        "probe_100": 0, "probe_150": 1, "probe_150_quiet": 0,
+        "probe_150_drained": 1}, info
     # each run against itself: the rate estimate (and so the unprobed
     # flight) differs from one connection to the next in the guest
     for name in ("probe_100", "probe_150_quiet"):
