@@ -72,7 +72,9 @@ DEMO_CWV0 = [Policy("cocktail-%s-cwv0" % r, "cocktail", 1,
 # (and cocktail-measure-cubic: the same restart with growth=cubic, which
 # after a check that left the flight grows back toward the window of the
 # last loss along CUBIC's curve instead of NewReno's one segment a round
-# trip; and cocktail-ratecut: the same restart with check_rate_miss=0,
+# trip; cocktail-measure-cubic-noest: the same with ssthresh_est=0, so
+# that only HyStart++ ends the initial slow start before a loss; and
+# cocktail-ratecut: the same restart with check_rate_miss=0,
 # whose exits on the ACKs' rate cut the flight they checked but neither
 # count a miss nor lower the next flights' rate; and cocktail-norate:
 # check_rate_pct=1, no exit on the ACKs' rate at all; and cocktail-probe125,
@@ -84,6 +86,10 @@ MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
            Policy("cocktail-measure-cubic", "cocktail", 1,
                   "cocktail restart=measure growth=cubic",
                   {"restart": "measure", "cwv": 1, "growth": "cubic"}),
+           Policy("cocktail-measure-cubic-noest", "cocktail", 1,
+                  "cocktail restart=measure growth=cubic ssthresh_est=0",
+                  {"restart": "measure", "cwv": 1, "growth": "cubic",
+                   "ssthresh_est": 0}),
            Policy("cocktail-ratecut", "cocktail", 1,
                   "cocktail restart=measure check_rate_miss=0",
                   {"restart": "measure", "cwv": 1, "check_rate_miss": 0}),

@@ -7,7 +7,9 @@ s0..s3 -> router -> router -> c0..c3), 200 ms RTT (figure 3.11: the first
 segment leaves at 0.10 s, the second, after its ACK, at 0.32 s), 2 Mbit/s
 bottleneck (the rate bench/scenarios/restart.py derives for `chan2m`),
 15-packet drop-tail queue; MSS 1460 (TCP timestamps off), the client's
-window clamped at 22 segments (TCP_WINDOW_CLAMP), delayed ACKs on at the
+window clamped at 22 segments (traffic.clamp_window: TCP_WINDOW_CLAMP with
+a locked receive buffer, which autotuning would otherwise grow, lifting the
+clamp), delayed ACKs on at the
 client (Linux's default).  s0 -> c0 is measured; s1..s3 -> c1..c3 are
 constant-rate UDP sources of 512 kbit/s each (restart.UdpCross), the
 dissertation's cross traffic: `congested` runs all three (464 kbit/s

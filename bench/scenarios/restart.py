@@ -6,7 +6,8 @@ s0..s3 -> router rl -> router rr -> clients c0..c3; one-way delay D on each
 direction (--rtt 2D), router buffer 15 packets (drop-tail: netem rate limit
 15; RED: tbf + red with a 15-packet limit, netem-topo's thresholds); MSS 1460 (TCP timestamps off at the
 receiver, so a segment carries 1460 bytes); window capped at 22 segments
-(TCP_WINDOW_CLAMP at the receiver); receiver delayed ACKs on (Linux
+(TCP_WINDOW_CLAMP at the receiver, its buffer locked so that autotuning
+does not lift the clamp: traffic.clamp_window); receiver delayed ACKs on (Linux
 default); Nagle off at the sender (TCP_NODELAY).
 
 Bottleneck: the dissertation does not state its rate.  With three 512

@@ -101,9 +101,6 @@ def serve_conn(conn, args):
 
 def _serve_conn(conn, args, peer):
     conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    if args.clamp:
-        conn.setsockopt(socket.IPPROTO_TCP, tcpinfo.TCP_WINDOW_CLAMP,
-                        args.clamp)
     buf = b""
     try:
         while True:
@@ -187,6 +184,10 @@ def server(args):
         tcpinfo.set_congestion(ls, args.cc)
     if args.sndbuf:
         ls.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, args.sndbuf)
+    if args.clamp:
+        # on the listener too: accepted sockets inherit the buffer, its
+        # lock and the window clamp, and the handshake's window scale
+        clamp_window(ls, args.clamp)
     ls.bind((args.bind, args.port))
     ls.listen(256)
     print("listening %d" % ls.getsockname()[1], flush=True)
@@ -198,19 +199,53 @@ def server(args):
 
 # ------------------------------------------------------------------ client
 
+# setsockopt(SO_RCVBUFFORCE): SO_RCVBUF without the net.core.rmem_max cap,
+# for CAP_NET_ADMIN (include/uapi/asm-generic/socket.h).
+SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)
+
+
+def clamp_window(sock, clamp, rcvbuf=0):
+    """Clamp the receive window SOCK advertises to CLAMP bytes, and make
+    it hold. TCP_WINDOW_CLAMP alone does not: receive-buffer autotuning
+    (tcp_rcv_space_adjust) sets the window clamp from every larger buffer
+    it picks, so after a few round trips of a bulk transfer the window is
+    the autotuned one. A buffer set by the application turns autotuning
+    off, so the buffer is set too: RCVBUF bytes or, by default, 2 x CLAMP
+    (the kernel doubles it for overhead and advertises half of what it
+    holds, so there is room for a full window queued out of order).
+    SO_RCVBUFFORCE passes net.core.rmem_max, which would cap the buffer of
+    a clamp above about 100 KB; without CAP_NET_ADMIN SO_RCVBUF is used,
+    and a buffer too small for the window is an error (an RCVBUF below
+    CLAMP before the socket is touched). Call it before connect() or
+    listen(): the window scale is chosen from the buffer at the
+    handshake."""
+    if rcvbuf and rcvbuf < clamp:
+        raise ValueError("a receive buffer of %d bytes cannot hold a "
+                         "%d-byte window" % (rcvbuf, clamp))
+    want = rcvbuf or 2 * clamp
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, want)
+    except PermissionError:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, want)
+    got = sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
+    if got < 2 * clamp:
+        raise ValueError("receive buffer of %d bytes cannot hold a %d-byte "
+                         "window (net.core.rmem_max?)" % (got, clamp))
+    sock.setsockopt(socket.IPPROTO_TCP, tcpinfo.TCP_WINDOW_CLAMP, clamp)
+
+
 class Conn:
     def __init__(self, host, port, rcvbuf=0, clamp=0, cc=None, timeout=120):
         fam = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.s = socket.socket(fam, socket.SOCK_STREAM)
         self.s.settimeout(timeout)
-        if rcvbuf:
+        if clamp:
+            clamp_window(self.s, clamp, rcvbuf)
+        elif rcvbuf:
             self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
         if cc:
             tcpinfo.set_congestion(self.s, cc)
         self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        if clamp:
-            self.s.setsockopt(socket.IPPROTO_TCP, tcpinfo.TCP_WINDOW_CLAMP,
-                              clamp)
         self.s.connect((host, port))
         self.buf = b""
 
@@ -653,7 +688,7 @@ def _listen(addr, port):
 def _connect(addr, port, clamp, timeout):
     c = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     if clamp:
-        c.setsockopt(socket.IPPROTO_TCP, tcpinfo.TCP_WINDOW_CLAMP, clamp)
+        clamp_window(c, clamp)
     c.settimeout(timeout)
     c.connect((addr, port))
     return c
@@ -673,8 +708,8 @@ class Listener:
 def tcp_pair(listener, client_ns, cc, clamp=0, nodelay=True, timeout=60):
     """(server side, client side) of a new connection from CLIENT_NS to
     LISTENER.  The server side gets congestion control CC and TCP_NODELAY
-    (Nagle off) before any data; CLAMP (bytes) is the client's
-    TCP_WINDOW_CLAMP, set before connect."""
+    (Nagle off) before any data; CLAMP (bytes) is the client's receive
+    window (clamp_window()), set before connect."""
     t = proc.NsThread(client_ns, _connect, listener.addr, listener.port,
                       clamp, timeout)
     t.start()
@@ -953,7 +988,8 @@ def main(argv=None):
     s.add_argument("--port", type=int, default=8000)
     s.add_argument("--cc", help="TCP_CONGESTION for every connection")
     s.add_argument("--clamp", type=int, default=0,
-                   help="TCP_WINDOW_CLAMP (bytes) on accepted sockets")
+                   help="receive window clamp (bytes) of accepted "
+                   "sockets")
     s.add_argument("--sndbuf", type=int, default=4 << 20,
                    help="SO_SNDBUF of the listener (0: autotuning)")
     c = sub.add_parser("client")

@@ -2,9 +2,12 @@
 server and client processes as the tests and the bench start them (by
 path, no PYTHONPATH), and the output the callers parse."""
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 TRAFFIC = Path(__file__).resolve().parents[2] / "lab" / "cocktail_lab" / \
     "traffic.py"
@@ -68,3 +71,27 @@ def test_cbr_sender_after_a_stall_sends_no_more_than_the_lag_at_once():
             burst += 1                      # due already: sent at once
             longest = max(longest, burst)
     assert 0 < longest <= CBR_MAX_LAG_S / step + 1
+
+
+def test_clamp_window_locks_the_buffer_and_sets_the_clamp():
+    from cocktail_lab import tcpinfo
+    from cocktail_lab.traffic import clamp_window
+    with socket.socket() as s:
+        clamp_window(s, 22 * 1448)
+        assert s.getsockopt(socket.IPPROTO_TCP,
+                            tcpinfo.TCP_WINDOW_CLAMP) == 22 * 1448
+        assert s.getsockopt(socket.SOL_SOCKET,
+                            socket.SO_RCVBUF) >= 2 * 22 * 1448
+
+
+def test_clamp_window_refuses_a_buffer_smaller_than_the_window():
+    from cocktail_lab import tcpinfo
+    from cocktail_lab.traffic import clamp_window
+    with socket.socket() as s:
+        before = (s.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF),
+                  s.getsockopt(socket.IPPROTO_TCP, tcpinfo.TCP_WINDOW_CLAMP))
+        with pytest.raises(ValueError, match="cannot hold"):
+            clamp_window(s, 64000, rcvbuf=32000)
+        assert (s.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF),
+                s.getsockopt(socket.IPPROTO_TCP,
+                             tcpinfo.TCP_WINDOW_CLAMP)) == before

@@ -5,10 +5,12 @@ import json
 import os
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
+from cocktail_lab import tcpinfo, traffic
 from cocktail_lab.capture import Capture, data_segments, median, read_pcap
 from cocktail_lab.topo import REPO, Topo
 
@@ -121,6 +123,42 @@ def test_bulk_rate_and_mss(topo):
     # Nagle is off, so a send that waits for buffer space may push a short
     # segment; nearly all are full-sized.
     assert sum(1 for s in sizes if s == mss) >= 0.95 * len(sizes), sorted(sizes)
+
+
+def test_window_clamp_holds():
+    """The receive window the bench clamps (Chan's 22 segments) holds for
+    the whole of a bulk transfer. TCP_WINDOW_CLAMP alone is lifted by
+    receive-buffer autotuning within seconds (to several times the clamp
+    on this path); traffic.clamp_window() locks the buffer too. On a
+    100 ms, 2 Mbit/s path with a 100-packet queue (so no loss limits the
+    window), 20 s of bulk data: the bytes in flight reach the clamp and
+    never pass it by more than a segment, and the peer's advertised window
+    never passes it by more than the window scale's rounding."""
+    clamp = 22 * 1448
+    with Topo(rtt=100, rate="2mbit", limit=100) as t:
+        lst = traffic.Listener(t.server, t.server_addr, 8102)
+        srv, cli = traffic.tcp_pair(lst, t.client, "cubic", clamp=clamp)
+        bulk = traffic.Bulk(srv, cli)
+        bulk.start()
+        flight, wnd = [], []
+        try:
+            end = time.monotonic() + 20
+            while time.monotonic() < end:
+                i = tcpinfo.get(srv)
+                flight.append(i["bytes_sent"] - i["bytes_retrans"] -
+                              i["bytes_acked"])
+                wnd.append(i["snd_wnd"])
+                time.sleep(0.02)
+        finally:
+            bulk.stop()
+            srv.close()
+            cli.close()
+            lst.close()
+    assert bulk.received > 0
+    wscale = i["snd_wscale"]
+    assert max(flight) >= clamp - 2 * 1448, (max(flight), clamp)
+    assert max(flight) <= clamp + 1448, (max(flight), clamp)
+    assert max(wnd) <= clamp + (1 << wscale), (max(wnd), clamp, wscale)
 
 
 def test_impairments_in_tc():
