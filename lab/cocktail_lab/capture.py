@@ -462,6 +462,22 @@ def retransmissions(pkts, sender, sport=None):
     return sum(1 for _ in _retransmitted(pkts, sender, sport))
 
 
+def resent(pkts, segs):
+    """How many of SEGS (data segments of one connection, e.g. a flight)
+    the sender sent again later in PKTS: a segment counts when a later
+    retransmission (capture: bytes all sent before) overlaps its bytes.
+    On a path whose only loss is at a bottleneck queue, the segments of
+    SEGS that queue dropped."""
+    if not segs:
+        return 0
+    key = (segs[0].sport, segs[0].dst, segs[0].dport)
+    later = [p for p in _retransmitted(pkts, segs[0].src, segs[0].sport)
+             if (p.sport, p.dst, p.dport) == key and p.ts > segs[0].ts]
+    return sum(1 for s in segs
+               if any(seq_after(p.end, s.seq) and seq_after(s.end, p.seq)
+                      and p.ts > s.ts for p in later))
+
+
 def max_in_flight(pkts, sender, sport=None):
     """The most bytes SENDER had sent and not yet seen acknowledged at
     once, per connection, as the capture shows them: the highest data

@@ -166,6 +166,25 @@ def test_retransmissions_and_data_segments():
     assert len(cap.data_segments(pk, C, 40000)) == 1
 
 
+def test_resent():
+    """The segments of a flight that were sent again later: overlapping
+    retransmissions count each segment once; a retransmission on another
+    connection or before the segment was first sent does not count."""
+    pk = conversation()
+    assert cap.resent(pk, cap.flights(pk, S)[0]) == 0
+    assert cap.resent(pk, cap.flight_after(pk, S, 2.0)) == 1
+    assert cap.resent(pk, []) == 0
+    base = 1000
+    fl = [seg(0.01 * i, S, base + 1000 * i) for i in range(4)]
+    pk = fl + [seg(0.05, S, base + 3000, sport=1, dport=40000),
+               ack(0.20, base + 1000),
+               seg(0.21, S, base + 1000, plen=2000),   # resends 1 and 2
+               seg(0.22, S, base + 1500, plen=500),    # inside 1 again
+               seg(0.23, S, base + 3000, sport=1, dport=40000)]
+    assert cap.resent(pk, fl) == 2
+    assert cap.resent(pk, fl[3:]) == 0
+
+
 def test_loss_episodes():
     """Retransmissions within GAP of each other are one episode; a later
     one starts the next; other senders and ports are not counted."""
