@@ -1006,7 +1006,8 @@ def wait_competing(sock, rate, window, rtt_s, timeout=60.0):
     window has reached WINDOW bytes within 2 segments (the receiver's
     clamp: its flight is then limited by the advertised window, not by its
     growth) and it delivers at least RATE bytes/s, in two tcp_info
-    readings RTT_S apart; fail after TIMEOUT seconds."""
+    readings RTT_S apart. Returns (steady, the last reading): not steady
+    after TIMEOUT seconds."""
     deadline = time.monotonic() + timeout
     ok, last = 0, None
     while ok < 2:
@@ -1015,10 +1016,10 @@ def wait_competing(sock, rate, window, rtt_s, timeout=60.0):
                   (last["snd_cwnd"] + 2) * last["snd_mss"] >= window and
                   last["delivery_rate"] >= rate)
         ok = ok + 1 if steady else 0
-        assert time.monotonic() < deadline, \
-            "competitor not delivering %.0f B/s steadily after %.0f s: %s" % (
-                rate, timeout, last)
+        if time.monotonic() >= deadline:
+            return False, last
         time.sleep(rtt_s)
+    return True, last
 
 
 def test_measure_competitor_arrives(cocktail):
@@ -1043,7 +1044,9 @@ def test_measure_competitor_arrives(cocktail):
     competitor's window has reached the clamp, it has no loss recovery
     under way and it delivers at least 9 Mbit/s of payload (of the 9.56
     Mbit/s a 10 Mbit/s link carries in 1448-byte segments), in two
-    readings one RTT apart.
+    readings one RTT apart, or for 60 s: a competitor that did not get
+    there (its slow start overflowed the queue and a busy guest kept it
+    losing) breaks the premise.
 
     The premise, observed on the wire, not in the module: the flight and
     the competitor together overflowed the queue within the flight's
@@ -1064,7 +1067,7 @@ def test_measure_competitor_arrives(cocktail):
         with Topo(rtt=200, rate="10mbit", limit=15, senders=2) as t:
             q = t.pairs[1]
             blst = traffic.Listener(q["server_ns"], q["server_addr"], 8211)
-            bulk = []
+            bulk, steady = [], []
 
             def competitor():
                 bs, bc = traffic.tcp_pair(blst, q["client_ns"], "cubic",
@@ -1072,7 +1075,7 @@ def test_measure_competitor_arrives(cocktail):
                 b = traffic.Bulk(bs, bc)
                 b.start()
                 bulk.append(b)
-                wait_competing(bs, 9e6 / 8, clamp, 0.2)
+                steady.extend(wait_competing(bs, 9e6 / 8, clamp, 0.2))
             try:
                 c0 = counters()
                 r = burst_after_idle(t, "measure_competitor", 600, 3.0, 1000,
@@ -1083,19 +1086,25 @@ def test_measure_competitor_arrives(cocktail):
                     b.stop()
                 blst.close()
         r["competitor_bytes"] = bulk[0].received if bulk else 0
+        r["steady"] = steady[0] if steady else False
+        r["competitor"] = steady[1] if steady else None
         round1 = flight_after(r["pkts"], t.server_addr, r["wall"])
         r["round1"] = (len(round1), resent(r["pkts"], round1))
         return t, r, c0, c1
 
     def premise(a):
-        return a[1]["drops"] > 0 and a[1]["round1"][1] > 0
+        return a[1]["steady"] and a[1]["drops"] > 0 and \
+            a[1]["round1"][1] > 0
 
     (t, r, c0, c1), tries = until_premise(run, premise)
-    info = measure_info(r) + ("; per attempt (drops, first round trip's "
-                              "segments, of them sent again) %s" % [
-                                  (a[1]["drops"],) + a[1]["round1"]
-                                  for a in tries])
+    info = measure_info(r) + ("; per attempt (competitor steady, drops, "
+                              "first round trip's segments, of them sent "
+                              "again) %s" % [
+                                  (a[1]["steady"], a[1]["drops"]) +
+                                  a[1]["round1"] for a in tries])
     assert r["competitor_bytes"] > 0, info
+    assert r["steady"], "competitor not delivering 9 Mbit/s steadily " \
+        "within 60 s: %s; %s" % (r["competitor"], info)
     assert r["drops"] > 0, "the flight met no full queue; " + info
     assert r["round1"][1] > 0, \
         "nothing of the flight's first round trip was lost; " + info
@@ -1523,8 +1532,11 @@ def test_measure_queue_halves(cocktail):
     def premise(case):
         def holds(a):
             b = a[0]["before"]
+            # one restart, the measured one: a send of the warm-up that
+            # a slow guest started an RTO after the last would restart
+            # too, and its check's verdict would count a miss
             return b["rtt"] * 100 > b["min_rtt"] * 120 and \
-                bool(a[0]["restart"]) and \
+                len(a[0]["restart"]) == 1 and \
                 own_queue(a[0]) == (case == "own") and \
                 (case != "cut" or int(a[0]["restart"][-1][1]["ssthresh"]) <
                  a[2] // 2 + 2) and \
