@@ -7,6 +7,7 @@ import random
 import socket
 import subprocess
 import threading
+import time
 
 from conftest import insmod, rmmod
 from cocktail_lab.genl import Genl
@@ -68,10 +69,23 @@ def test_seed_statistics():
             w.join(timeout=600)
         t.join(timeout=60)
         ls.close()
-        import time
-        time.sleep(1)
+        # A flow's record is sent when its socket is destroyed: after the
+        # client's FIN is acknowledged, which a lost ACK (the link's 0.5 %)
+        # delays by retransmission timeouts. Stop the daemon once the probe
+        # tracks no flow; it reads what its socket holds before the final
+        # summary.
+        g = Genl()
+        deadline = time.monotonic() + 60
+        while True:
+            st = g.stats()
+            if st["STAT_FLOWS_TRACKED"] == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.25)
+        g.close()
         d.send_signal(15)
         out, err = d.communicate(timeout=30)
+    assert st["STAT_FLOWS_TRACKED"] == 0, \
+        "flows still open 60 s after the last transfer: %s" % st
     assert d.returncode == 0, err
     final = out[out.rindex("== oooprobed final summary"):]
     assert "flows: %d\n" % len(sizes) in final, final
