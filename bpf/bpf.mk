@@ -37,7 +37,7 @@ $(BPF_TOOL): bpf/cocktail-bpf.c bpf/cocktail_bpf.h kmod/cocktail_policy.h \
 		kmod/cocktail_state.h \
 		$(BPF_BUILD)/cocktail.skel.h
 	$(CC) $(CFLAGS) $(WFLAGS) -I$(BPF_BUILD) -Ibpf -o $@ bpf/cocktail-bpf.c \
-		$(shell pkg-config --cflags --libs libbpf)
+		$(shell pkg-config --cflags --libs libbpf zlib)
 
 .PHONY: clean-bpf
 clean: clean-bpf

@@ -28,6 +28,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <zlib.h>
 
 #include "../kmod/cocktail_policy.h"
 #include "../kmod/cocktail_state.h"
@@ -318,6 +320,114 @@ static void load_error(const char *what, int err)
 	    strerror(err));
 }
 
+/*
+ * The program converts between jiffies and microseconds with CONFIG_HZ, a
+ * __kconfig extern.  libbpf reads such externs from
+ * /boot/config-$(uname -r) or /proc/config.gz and refuses to load the
+ * object (EINVAL) when it can open neither, as on a kernel built without
+ * CONFIG_IKCONFIG_PROC whose config file was not installed.  So the tool
+ * reads the two files itself and, when neither names CONFIG_HZ, counts the
+ * jiffies /proc/timer_list shows over HZ_SAMPLE_NS; the value reaches
+ * libbpf as its kconfig option, and libbpf then reads no file.
+ */
+#define HZ_SAMPLE_NS	200000000ULL	/* long enough for 20 jiffies at 100 Hz */
+
+/* CONFIG_HZ of PATH (plain or gzip, gzopen reads both); 0 if not there. */
+static unsigned int hz_from_file(const char *path)
+{
+	unsigned int hz = 0;
+	char line[256];
+	gzFile f;
+
+	f = gzopen(path, "re");
+	if (!f)
+		return 0;
+	while (gzgets(f, line, sizeof(line)))
+		if (sscanf(line, "CONFIG_HZ=%u", &hz) == 1)
+			break;
+	gzclose(f);
+	return hz;
+}
+
+/* The clock and the jiffies counter as /proc/timer_list shows them. */
+static bool timer_list(unsigned long long *now_ns,
+		       unsigned long long *jiffies)
+{
+	bool have_now = false, have_jiffies = false;
+	char line[256];
+	FILE *f;
+
+	f = fopen("/proc/timer_list", "re");
+	if (!f)
+		return false;
+	while ((!have_now || !have_jiffies) && fgets(line, sizeof(line), f)) {
+		if (!have_now && sscanf(line, "now at %llu nsecs", now_ns) == 1)
+			have_now = true;
+		else if (!have_jiffies &&
+			 sscanf(line, "jiffies: %llu", jiffies) == 1)
+			have_jiffies = true;
+	}
+	fclose(f);
+	return have_now && have_jiffies;
+}
+
+/*
+ * HZ from the jiffies that pass in HZ_SAMPLE_NS: the tick rates x86
+ * kernels are built with (CONFIG_HZ_100 .. CONFIG_HZ_1000), the nearest
+ * within 10 %; 0 if none is.
+ */
+static unsigned int hz_measured(void)
+{
+	static const unsigned int rates[] = { 100, 250, 300, 1000 };
+	unsigned long long t0, j0, t1, j1;
+	struct timespec ts = { 0, HZ_SAMPLE_NS };
+	double hz;
+	size_t i;
+
+	if (!timer_list(&t0, &j0))
+		return 0;
+	nanosleep(&ts, NULL);
+	if (!timer_list(&t1, &j1) || t1 <= t0)
+		return 0;
+	hz = (double)(j1 - j0) * 1e9 / (double)(t1 - t0);
+	for (i = 0; i < sizeof(rates) / sizeof(rates[0]); i++)
+		if (hz > rates[i] * 0.9 && hz < rates[i] * 1.1)
+			return rates[i];
+	return 0;
+}
+
+/* "CONFIG_HZ=N\n" for libbpf's kconfig option; dies without one. */
+static const char *kernel_hz(void)
+{
+	static char kconfig[32];
+	const char *from = "";
+	char path[PATH_MAX];
+	struct utsname u = {};
+	unsigned int hz = 0;
+
+	if (!uname(&u)) {
+		snprintf(path, sizeof(path), "/boot/config-%s", u.release);
+		hz = hz_from_file(path);
+		from = path;
+	}
+	if (!hz) {
+		hz = hz_from_file("/proc/config.gz");
+		from = "/proc/config.gz";
+	}
+	if (!hz) {
+		hz = hz_measured();
+		from = "the jiffies in /proc/timer_list";
+	}
+	if (!hz)
+		die("cannot tell this kernel's CONFIG_HZ: no /boot/config-%s or /proc/config.gz names it, and /proc/timer_list is unreadable or its jiffies run at no known rate",
+		    u.release);
+	if (verbose)
+		fprintf(stderr, "cocktail-bpf: CONFIG_HZ=%u, from %s\n", hz,
+			from);
+	snprintf(kconfig, sizeof(kconfig), "CONFIG_HZ=%u\n", hz);
+	return kconfig;
+}
+
 static int cmd_load(int argc, char **argv)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts);
@@ -341,6 +451,7 @@ static int cmd_load(int argc, char **argv)
 		    COCKTAIL_BPF_NAME);
 	if (strcmp(btf_path, KERNEL_BTF))
 		opts.btf_custom_path = btf_path;
+	opts.kconfig = kernel_hz();
 
 	skel = cocktail_bpf__open_opts(&opts);
 	if (!skel)

@@ -14,7 +14,7 @@ import socket
 
 import pytest
 
-from cocktail_builds import BUILDS, MOD, PARAMS, tool
+from cocktail_builds import BUILDS, MOD, PARAMS, TOOL, tool
 from cocktail_lab.modparams import get_param
 from cocktail_lab.topo import REPO
 from conftest import sh
@@ -187,5 +187,67 @@ def test_unload_with_live_connection(builds):
         srv.close()
         if srv2:
             srv2.close()
+        if tool("status", check=False).returncode != 0:
+            tool("load")
+
+
+def config_hz():
+    """CONFIG_HZ as the running kernel's config file says it, or None."""
+    import gzip
+    import os
+    for path, opener in (("/boot/config-%s" % os.uname().release, open),
+                         ("/proc/config.gz", gzip.open)):
+        try:
+            with opener(path, "rt") as f:
+                for ln in f:
+                    if ln.startswith("CONFIG_HZ="):
+                        return int(ln.split("=", 1)[1])
+        except OSError:
+            continue
+    return None
+
+
+def test_load_without_kernel_config(builds):
+    """A kernel whose config nobody can read (no /boot/config-RELEASE, no
+    /proc/config.gz: a custom kernel without CONFIG_IKCONFIG_PROC), where
+    libbpf alone refuses the object's CONFIG_HZ extern with EINVAL: the
+    tool counts the jiffies of /proc/timer_list instead, says so with -v,
+    finds the value the config file has, and registers the algorithm,
+    which then runs connections. Simulated in a mount namespace of its
+    own: a tmpfs over /boot, /dev/null over /proc/config.gz."""
+    hz = config_hz()
+    assert hz in (100, 250, 300, 1000), "the test needs the config: %s" % hz
+    hide = ("mount -t tmpfs none /boot && "
+            "if [ -e /proc/config.gz ]; then "
+            "mount --bind /dev/null /proc/config.gz; fi && ")
+    tool("unload")
+    try:
+        r = sh("unshare -m --propagation private sh -c '%s"
+               "ls /boot | wc -l && exec %s -v load'" % (hide, TOOL),
+               check=False)
+        assert r.returncode == 0, r
+        assert r.stdout.splitlines()[0].strip() == "0", r
+        assert "CONFIG_HZ=%d, from the jiffies in /proc/timer_list" % hz \
+            in r.stderr, r
+        assert tool("status").stdout.strip() == "cocktail_bpf registered"
+        # the algorithm registered so runs connections
+        srv = socket.socket()
+        srv.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, b"cocktail_bpf")
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(1)
+        c, a = connect_pair(srv)
+        ca = a.getsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, 16)
+        assert ca.rstrip(b"\0") == b"cocktail_bpf", ca
+        c.sendall(b"z" * 100000)
+        got = 0
+        while got < 100000:
+            got += len(a.recv(65536))
+        for s in (c, a, srv):
+            s.close()
+        # with the config readable the tool takes the value from there
+        tool("unload")
+        r = tool("-v", "load")
+        assert "CONFIG_HZ=%d, from /" % hz in r.stderr, r
+    finally:
         if tool("status", check=False).returncode != 0:
             tool("load")
