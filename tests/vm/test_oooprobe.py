@@ -51,10 +51,17 @@ def transfer(link, nbytes, drop_index=None, drop_times=1, port=PORT,
     ss, _ = ls.accept()
     ls.close()
     cport = cs.getsockname()[1]
+    mss = ss.getsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG)
     if drop_index is not None:
-        mss = ss.getsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG)
         seq = (tcp_repair_write_seq(ss) + drop_index * mss) & 0xffffffff
         link.drop_seq(seq, drop_times)
+    # Writes of whole segments, so that segment N starts at N * mss
+    # whatever the writer's speed: Linux's Nagle (Minshall's variant)
+    # lets a write's short tail leave as a segment of its own when the
+    # window is open and no other short segment is unacknowledged, as
+    # for a writer slower than the link (a debug kernel), and every
+    # later segment would start off the dropped sequence number.
+    chunk = max(mss, chunk // mss * mss)
     got = bytearray()
 
     def reader():
