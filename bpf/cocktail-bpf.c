@@ -330,7 +330,7 @@ static void load_error(const char *what, int err)
  * jiffies /proc/timer_list shows over HZ_SAMPLE_NS; the value reaches
  * libbpf as its kconfig option, and libbpf then reads no file.
  */
-#define HZ_SAMPLE_NS	200000000ULL	/* long enough for 20 jiffies at 100 Hz */
+#define HZ_SAMPLE_NS	500000000ULL	/* 50 jiffies at 100 Hz: within 4 % */
 
 /* CONFIG_HZ of PATH (plain or gzip, gzopen reads both); 0 if not there. */
 static unsigned int hz_from_file(const char *path)
@@ -350,8 +350,8 @@ static unsigned int hz_from_file(const char *path)
 }
 
 /* The clock and the jiffies counter as /proc/timer_list shows them. */
-static bool timer_list(unsigned long long *now_ns,
-		       unsigned long long *jiffies)
+static bool read_timer_list(unsigned long long *now_ns,
+			    unsigned long long *jiffies)
 {
 	bool have_now = false, have_jiffies = false;
 	char line[256];
@@ -384,10 +384,10 @@ static unsigned int hz_measured(void)
 	double hz;
 	size_t i;
 
-	if (!timer_list(&t0, &j0))
+	if (!read_timer_list(&t0, &j0))
 		return 0;
 	nanosleep(&ts, NULL);
-	if (!timer_list(&t1, &j1) || t1 <= t0)
+	if (!read_timer_list(&t1, &j1) || t1 <= t0)
 		return 0;
 	hz = (double)(j1 - j0) * 1e9 / (double)(t1 - t0);
 	for (i = 0; i < sizeof(rates) / sizeof(rates[0]); i++)
