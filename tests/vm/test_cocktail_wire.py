@@ -42,8 +42,8 @@ from cocktail_lab.capture import (ACK, Capture, ack_rate, data_segments,
                                   median, pair_gaps, read_pcap,
                                   resent, retransmissions, seq_after)
 from cocktail_lab.proc import in_ns
-from cocktail_lab.topo import (REPO, Link, Topo, bottleneck_drops, qdisc_drops,
-                               tc)
+from cocktail_lab.topo import (REPO, Link, PreparedTc, Topo, bottleneck_drops,
+                               qdisc_drops, tc)
 from cocktail_lab.traffic import Conn
 from oooprobe_lib import tcp_repair_write_seq
 
@@ -1245,15 +1245,16 @@ def test_measure_probe(cocktail):
         queue = case != "quiet"
 
         def run():
-            with Topo(rtt=100, rate="10mbit", limit=200) as t:
+            with Topo(rtt=100, rate="10mbit", limit=200) as t, \
+                    delay_later(t, 400) as slow, delay_later(t, 50) as back:
                 def standing_then_restart(srv, cli, mss):
                     if queue:
-                        bottleneck_delay(t, 400)
+                        slow.run()
                     traffic.send_and_time(srv, cli, 300 * mss, 300)
                     first["wall"] = idle_then_send(srv, cli, mss, 100)
                     if case == "drained":
                         traffic.wait_acked(srv, 60)
-                        bottleneck_delay(t, 50)
+                        back.run()
                         traffic.send_and_time(srv, cli, 20 * mss, 300)
                 c0 = counters()
                 r = burst_after_idle(t, name, 300, 1.5, 100,
@@ -1347,15 +1348,26 @@ def test_rate_filter_ages(cocktail):
 
 
 
+def _delay_words(t, ms, loss_pct):
+    bn = t.info["bottleneck"]
+    return bn["ns"], ["qdisc", "change", "dev", bn["dev"], "root", "handle",
+                      "1:", "netem", "delay", "%dus" % (ms * 1000), "limit",
+                      "100000", "loss", "%d%%" % loss_pct]
+
+
 def bottleneck_delay(t, ms, loss_pct=0):
     """Set the one-way delay of topology T's bottleneck netem to MS
     milliseconds (a standing queue someone else keeps, without its
     losses, as far as the connection's RTT samples tell), and with
     LOSS_PCT its random loss (0: none)."""
-    bn = t.info["bottleneck"]
-    tc(bn["ns"], ["qdisc", "change", "dev", bn["dev"], "root", "handle",
-                  "1:", "netem", "delay", "%dus" % (ms * 1000), "limit",
-                  "100000", "loss", "%d%%" % loss_pct])
+    tc(*_delay_words(t, ms, loss_pct))
+
+
+def delay_later(t, ms, loss_pct=0):
+    """bottleneck_delay(T, MS, LOSS_PCT) prepared now, set by run(): for
+    a change between two sends, which must take less than an RTO
+    (topo.PreparedTc). A context manager."""
+    return PreparedTc(*_delay_words(t, ms, loss_pct))
 
 
 def test_measure_queue_it_lived_with(cocktail):
@@ -1381,9 +1393,10 @@ def test_measure_queue_it_lived_with(cocktail):
            queue_pct=120)
 
     def once(name, idle_delay_ms):
-        with Topo(rtt=20, rate="20mbit", limit=170) as t:
+        with Topo(rtt=20, rate="20mbit", limit=170) as t, \
+                delay_later(t, 120) as slow:
             def standing(srv, cli, mss):
-                bottleneck_delay(t, 120)
+                slow.run()
                 traffic.send_and_time(srv, cli, 300 * mss, 300)
             c0 = counters()
             r = burst_after_idle(
@@ -1509,15 +1522,17 @@ def test_measure_queue_halves(cocktail):
         params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
                ssthresh_est=int(case != "own"), check_rtt_pct=125,
                check_rate_pct=30, queue_pct=120)
-        with Topo(rtt=100, rate="10mbit", limit=200) as t:
+        with Topo(rtt=100, rate="10mbit", limit=200) as t, \
+                delay_later(t, 250 if case == "drained" else 150,
+                            2 if case == "cut" else 0) as slow, \
+                delay_later(t, 50) as back:
             def standing(srv, cli, mss):
-                bottleneck_delay(t, 250 if case == "drained" else 150,
-                                 2 if case == "cut" else 0)
+                slow.run()
                 traffic.send_and_time(srv, cli, 300 * mss, 300)
                 if case == "cut":
                     bottleneck_delay(t, 150)
                 if case == "drained":
-                    bottleneck_delay(t, 50)
+                    back.run()
                     traffic.send_and_time(srv, cli, 20 * mss, 300)
             c0 = counters()
             r = burst_after_idle(t, "measure_queue_" + case, 300, 1.5, 300,
