@@ -193,6 +193,19 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "growth_on_module: the growth parameter varies on the "
         "module only; the BPF build's growth=cubic items are deselected")
+    config.addinivalue_line(
+        "markers", "core_on_module: what the test checks is the logic of "
+        "kmod/cocktail_core.h, which both builds run; the BPF build runs it "
+        "in the parity run only (COCKTAIL_PARITY=1, make vmcheck-parity)")
+    config.addinivalue_line(
+        "markers", "ssai_on_module: tcp_slow_start_after_idle=0 runs on the "
+        "module; the BPF build runs it in the parity run only")
+
+
+# COCKTAIL_PARITY=1 runs every wire test on both builds (make
+# vmcheck-parity): the full comparison, about a third longer than make
+# check's run, which keeps under CI's time on a slow 2-core host.
+PARITY = os.environ.get("COCKTAIL_PARITY") == "1"
 
 
 def pytest_collection_modifyitems(config, items):
@@ -202,14 +215,26 @@ def pytest_collection_modifyitems(config, items):
     its own. Where such a test also varies tcp_slow_start_after_idle
     (ssai), growth=cubic runs with Linux's default (1) only: reno covers
     both values, and the sysctl acts on the kernel's idle check, not on
-    the growth. Those items are deselected, not skipped: nothing was
-    meant to run."""
+    the growth. Outside the parity run (PARITY) the BPF build leaves
+    the tests marked core_on_module, and tcp_slow_start_after_idle=0 of
+    those marked ssai_on_module, to the module: what they check is the
+    shared logic of kmod/cocktail_core.h, while the ones it runs cover
+    what its shell does differently (the initial window, pacing through
+    bpf_setsockopt(), jiffies and HZ, the rate samples, the restart and
+    check events, loss response through the kernel's functions). Those
+    items are deselected, not skipped: nothing was meant to run."""
     keep, drop = [], []
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
+        bpf = params.get("cocktail") == "bpf"
         if item.get_closest_marker("growth_on_module") and \
                 params.get("growth") == "cubic" and \
-                (params.get("cocktail") == "bpf" or params.get("ssai") == 0):
+                (bpf or params.get("ssai") == 0):
+            drop.append(item)
+        elif bpf and not PARITY and (
+                item.get_closest_marker("core_on_module") or
+                (item.get_closest_marker("ssai_on_module") and
+                 params.get("ssai") == 0)):
             drop.append(item)
         else:
             keep.append(item)

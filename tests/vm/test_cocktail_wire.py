@@ -1,8 +1,11 @@
 """cocktail's behaviour seen on the wire, for both builds: every test runs
-once against the module (algorithm "cocktail") and once against the BPF
-build ("cocktail_bpf"), the same body and the same checks
-(cocktail_builds: parameters, counters and events of either); pytest runs
-all the tests of one build, then all of the other.
+against the module (algorithm "cocktail") and against the BPF build
+("cocktail_bpf"), the same body and the same checks (cocktail_builds:
+parameters, counters and events of either); pytest runs all the tests of
+one build, then all of the other. Outside the parity run (make
+vmcheck-parity) the BPF build leaves the tests of the logic both builds
+share to the module (markers core_on_module, ssai_on_module:
+tests/vm/conftest.py).
 
 Topology: server -- router -- client (cocktail_lab.topo), 100 ms RTT,
 10 Mbit/s bottleneck unless a test says otherwise. Every capture is taken on
@@ -284,6 +287,7 @@ def check_paced(res, fl, ev, info):
 @pytest.mark.parametrize("policy", ["ssr", "keep", "pace"])
 @pytest.mark.growth_on_module
 @pytest.mark.parametrize("growth", GROWTHS)
+@pytest.mark.ssai_on_module
 def test_restart(topo, policy, ssai, growth):
     # pace at the delivery rate, the one the wire shows (test_pace_rate
     # covers the other pace_rate modes)
@@ -431,6 +435,7 @@ def test_pace_burst_two_writes(cocktail):
 @pytest.mark.parametrize("k", [1, 2, 3])
 @pytest.mark.growth_on_module
 @pytest.mark.parametrize("growth", GROWTHS)
+@pytest.mark.ssai_on_module
 def test_restart_decay(topo, k, ssai, growth):
     """An idle of k RTOs gives a first flight of max(IW, cwnd >> k) (at
     most the 60 requested). The client aims at (k + 0.5) RTOs, but a
@@ -467,6 +472,7 @@ def test_restart_decay(topo, k, ssai, growth):
 @pytest.mark.parametrize("rtt,policy", [(20, "ssr"), (200, "pace")])
 @pytest.mark.growth_on_module
 @pytest.mark.parametrize("growth", GROWTHS)
+@pytest.mark.core_on_module
 def test_auto(cocktail, rtt, policy, growth):
     thr = int(B.get("auto_rtt_us"))
     assert 20000 < thr < 200000, "auto_rtt_us default %d not between" % thr
@@ -509,6 +515,7 @@ QUEUE_LINKS = {
 
 
 @pytest.mark.parametrize("link", ["quiet", "queued"])
+@pytest.mark.core_on_module
 def test_queue(cocktail, link):
     """restart=queue (queue_pct=120): ssr when the connection had built a
     queue before the idle period (srtt > 1.2 x the minimum RTT), else
@@ -697,6 +704,7 @@ def test_pace_end_leaves_application_cap(topo, cap):
 @pytest.mark.parametrize("policy", ["ssr", "decay", "pace"])
 @pytest.mark.growth_on_module
 @pytest.mark.parametrize("growth", GROWTHS)
+@pytest.mark.core_on_module
 def test_no_restart_below_rto(topo, policy, ssai, growth):
     """A pause shorter than the RTO changes nothing: no restart event, the
     whole window goes out at once. The server's route gets rto_min 1 s, so
@@ -1131,6 +1139,7 @@ def test_measure_competitor_arrives(cocktail):
 
 
 @pytest.mark.parametrize("miss", [1, 0])
+@pytest.mark.core_on_module
 def test_measure_rate_exit_memory(cocktail, miss):
     """A slower path after the idle period, without an RTT rise or a
     loss: warm up at 10 Mbit/s on a 100 ms path with a queue deep enough
@@ -1201,6 +1210,7 @@ def test_measure_rate_exit_memory(cocktail, miss):
                 len(fl2), len(fl1), info)
 
 
+@pytest.mark.core_on_module
 def test_measure_probe(cocktail):
     """Probing behind a queue others kept. A 100 ms, 10 Mbit/s path
     (queue 200 packets): warm up (300 segments), raise the bottleneck's
@@ -1370,6 +1380,7 @@ def delay_later(t, ms, loss_pct=0):
     return PreparedTc(*_delay_words(t, ms, loss_pct))
 
 
+@pytest.mark.core_on_module
 def test_measure_queue_it_lived_with(cocktail):
     """A queue that stood before the idle period and still stands is no
     rise. A 20 ms, 20 Mbit/s path; after a 300-segment warm-up (the
@@ -1476,6 +1487,7 @@ def own_queue(r):
     return int(ev["cwnd_before"]) * 4 >= bdp * 3
 
 
+@pytest.mark.core_on_module
 def test_measure_queue_halves(cocktail):
     """A queue others kept before the idle period halves measure's bet;
     the connection's own does not. A 100 ms, 10 Mbit/s path (BDP 86
@@ -1609,6 +1621,7 @@ def ssthresh_run(t, lst, est):
 
 
 @pytest.mark.parametrize("rtt,rate", [(40, 10), (100, 10), (200, 5)])
+@pytest.mark.core_on_module
 def test_ssthresh_estimate(cocktail, rtt, rate):
     """Hoe's estimate: a new connection's ssthresh (tcp_info after a
     300-segment transfer on a path whose queue holds more than any
@@ -1949,6 +1962,7 @@ def app_limited_run(cwv_port):
 @pytest.mark.parametrize("cwv,nvp_s", [(1, 300), (0, 300), (2, 300),
                                        (2, 1)],
                          ids=["cwv1", "cwv0", "cwv2", "cwv2-nvp1"])
+@pytest.mark.core_on_module
 def test_cwv_application_limited(cocktail, cwv, nvp_s, growth):
     """A connection grows its window with a 300-segment transfer (50 ms,
     10 Mbit/s, a 200-packet queue), then sends one segment every 50 ms for
