@@ -129,6 +129,17 @@ def connect_pair(listener):
     return c, a
 
 
+def carries_on_bpf(sock, sender, receiver, fill):
+    """SOCK's algorithm is cocktail_bpf, and 100,000 bytes of FILL written
+    on SENDER arrive on RECEIVER."""
+    ca = sock.getsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, 16)
+    assert ca.rstrip(b"\0") == b"cocktail_bpf", ca
+    sender.sendall(fill * 100000)
+    got = 0
+    while got < 100000:
+        got += len(receiver.recv(65536))
+
+
 def test_unload_with_live_connection(builds):
     """Unregistering while a connection uses cocktail_bpf: the connection
     keeps it (tcp_info still names it, data still flows), a new socket can
@@ -150,12 +161,7 @@ def test_unload_with_live_connection(builds):
     try:
         tool("unload")
         assert tool("status", check=False).returncode == 3
-        ca = c.getsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, 16)
-        assert ca.rstrip(b"\0") == b"cocktail_bpf", ca
-        c.sendall(b"x" * 100000)
-        got = 0
-        while got < 100000:
-            got += len(a.recv(65536))
+        carries_on_bpf(c, c, a, b"x")
         n = socket.socket()
         with pytest.raises(OSError) as e:
             n.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, b"cocktail_bpf")
@@ -236,12 +242,7 @@ def test_load_without_kernel_config(builds):
         srv.bind(("127.0.0.1", 0))
         srv.listen(1)
         c, a = connect_pair(srv)
-        ca = a.getsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, 16)
-        assert ca.rstrip(b"\0") == b"cocktail_bpf", ca
-        c.sendall(b"z" * 100000)
-        got = 0
-        while got < 100000:
-            got += len(a.recv(65536))
+        carries_on_bpf(a, c, a, b"z")
         for s in (c, a, srv):
             s.close()
         # with the config readable the tool takes the value from there
