@@ -26,7 +26,7 @@ PREFIX   ?= /usr/local
 DESTDIR  ?=
 export KDIR KVER
 
-.PHONY: all modules daemon unit vmcheck vmcheck-side vmcheck-main vmcheck-parity vmcheck-kernel vmcheck-planted \
+.PHONY: all modules daemon unit vmcheck vmcheck-parity vmcheck-kernel vmcheck-planted \
 	vmcheck-debug vmcheck-debug-if-cached check \
 	demo clean deps deps-if-missing help
 
@@ -134,40 +134,8 @@ vmcheck-debug-if-cached:
 # against every Debian 12 kernel header set) run here too, before the VM;
 # the install suite (make install, modprobe, modules-load.d, uninstall) gets
 # a VM boot of its own after the others.
-check: unit pkgcheck vmcheck-side vmcheck-main vmcheck-kernel \
+check: unit pkgcheck vmcheck vm-install-check vmcheck-kernel vmcheck-planted \
 	vmcheck-debug-if-cached
-
-# make check's VM suites are vmcheck + vm-install-check + vmcheck-planted
-# in two stages. vmcheck-side: the bench smoke test, which asserts the
-# bench's machinery and never a timing, boots a VM of its own beside the
-# functional suites (tcp-tune, the probe's daemon under load and its
-# scale test, the install suite, the planted bugs). vmcheck-main: the
-# suites whose behaviour on the wire a busy host could disturb (the
-# cocktail builds, the probe against captures, netem-topo) run alone. On
-# a 2-core host under TCG the side-by-side stage saves about a quarter of
-# an hour, which keeps make check within CI's 90 minutes there.
-VM_SMOKE_TESTS := tests/vm/test_bench_smoke.py
-VM_FUNC_TESTS := tests/vm/test_tcp_tune.py tests/vm/test_tcp_tune_wire.py \
-	tests/vm/test_oooprobe_daemon_load.py tests/vm/test_oooprobe_scale.py
-VM_MAIN_TESTS := $(filter-out $(VM_SMOKE_TESTS) $(VM_FUNC_TESTS), \
-	$(sort $(wildcard tests/vm/test_*.py)))
-vmcheck-side: deps-if-missing all
-	@mkdir -p $(BUILD)/vm
-	@echo "== the bench smoke test in a VM of its own, beside the" \
-		"functional suites (its output follows theirs)"
-	@VM_CONSOLE=$(BUILD)/vm/console-smoke.log dev/vm-run tests/vm/run \
-		$(VM_SMOKE_TESTS) >$(BUILD)/vm/smoke.log 2>&1 & smoke=$$!; \
-	rc=0; \
-	dev/vm-run tests/vm/run $(VM_FUNC_TESTS) || rc=1; \
-	$(MAKE) --no-print-directory vm-install-check || rc=1; \
-	$(MAKE) --no-print-directory vmcheck-planted || rc=1; \
-	wait $$smoke || rc=1; \
-	echo "== the bench smoke test ($(BUILD)/vm/smoke.log)"; \
-	cat $(BUILD)/vm/smoke.log; \
-	exit $$rc
-
-vmcheck-main: deps-if-missing all
-	dev/vm-run tests/vm/run $(VM_MAIN_TESTS)
 
 demo: deps-if-missing all
 	bench/run demo
