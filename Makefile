@@ -84,8 +84,6 @@ vmcheck-parity: deps-if-missing all
 VM_KERNEL_TESTS ?= tests/vm/test_cocktail_module.py \
 	tests/vm/test_cocktail_wire.py::test_iw \
 	tests/vm/test_cocktail_wire.py::test_pace_rate \
-	tests/vm/test_cocktail_wire.py::test_pace_burst \
-	tests/vm/test_cocktail_wire.py::test_pace_burst_two_writes \
 	tests/vm/test_cocktail_wire.py::test_pace_end_leaves_application_cap \
 	tests/vm/test_cocktail_bpf.py::test_parameters_as_the_module \
 	tests/vm/test_cocktail_bpf.py::test_load_errors_are_one_sentence

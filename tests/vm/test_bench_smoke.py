@@ -54,8 +54,9 @@ CASES = {
              ["seconds", "ideal_s", "burst_retrans", "t_write"]),
     "fleet": ("policy=cocktail-default,mode=sync",
               ["seconds", "retrans"]),
-    # the quick grid: one cell of four variants and the fairness cell
-    "growth": ("", ["mbit_s", "retrans"]),
+    # the quick grid's bulk cell of four variants and the fairness cell
+    # (its CUBIC epoch cell, 80 s of transfers, runs with the full grid)
+    "growth": ("cell=100ms-10mbit-1bdp,cell=fair", ["mbit_s", "retrans"]),
     # one of Chan's small experiments (two variants), with its capture
     "chan": ("experiment=nagle", ["seconds", "retrans", "longest_wait_ms"]),
     # six IW10 connections against one pipelined, 20-packet queue

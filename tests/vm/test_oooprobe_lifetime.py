@@ -2,7 +2,7 @@
 afterwards the flow table is empty, rmmod works, dmesg is clean (the
 conftest fixture fails the suite on any kernel warning).
 
-OOOPROBE_LIFETIME_CONNS sets the number: 5,000 in make check, 10,000 for
+OOOPROBE_LIFETIME_CONNS sets the number: 2,500 in make check, 10,000 for
 the figures in docs/tcp_oooprobe.md:
 
     make && dev/vm-run env OOOPROBE_LIFETIME_CONNS=10000 tests/vm/run \
@@ -22,7 +22,7 @@ from oooprobe_lib import REPO
 MOD = "tcp_oooprobe"
 THREADS = 8
 # a multiple of THREADS: each client thread opens N / THREADS
-N = int(os.environ.get("OOOPROBE_LIFETIME_CONNS", "5000")) // THREADS * THREADS
+N = int(os.environ.get("OOOPROBE_LIFETIME_CONNS", "2500")) // THREADS * THREADS
 
 
 def test_many_short_connections_then_unload():
