@@ -1030,6 +1030,7 @@ def wait_competing(sock, rate, window, rtt_s, timeout=60.0):
     return True, last
 
 
+@pytest.mark.core_on_module
 def test_measure_competitor_arrives(cocktail):
     """A CUBIC bulk flow starts on the same bottleneck (200 ms, 10 Mbit/s,
     15-packet queue) during the 3 s idle period. restart=measure paces its
