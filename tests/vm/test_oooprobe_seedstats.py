@@ -20,7 +20,7 @@ NETEM = "rate 20mbit loss 0.5%"
 RTT = 50
 
 
-def test_seed_statistics():
+def test_seed_statistics(tmp_path):
     rmmod(MOD)
     insmod(MOD, flows="all")
     rnd = random.Random(4)
@@ -31,10 +31,19 @@ def test_seed_statistics():
         g = Genl()
         g.set_filter(netns=link.ns_inode(link.cli))
         g.close()
+        # The daemon opens its JSON file once it has joined the event
+        # group: an event sent before that reaches no one (the kernel
+        # counts it unheard), so the transfers wait for the file.
+        events = tmp_path / "events.jsonl"
         d = subprocess.Popen([str(REPO / "daemon" / "oooprobed"), "--report",
-                              "--duration", "100000"],
+                              "--duration", "100000", "--json", str(events)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True)
+        deadline = time.monotonic() + 60
+        while not events.exists():
+            assert d.poll() is None, d.communicate()
+            assert time.monotonic() < deadline, "oooprobed did not start"
+            time.sleep(0.1)
         with in_netns(link.srv):
             ls = socket.socket()
             ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
