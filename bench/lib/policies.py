@@ -19,7 +19,10 @@ from cocktail_lab import bpfctl, modparams, proc
 from . import ktrace
 
 REPO = Path(__file__).resolve().parents[2]
-KO = REPO / "kmod" / "tcp_cocktail.ko"
+# The module the bench loads: the checkout's build, or the one
+# COCKTAIL_KMOD names (dev/vm-kernel's build for another kernel).
+KMOD = Path(os.environ.get("COCKTAIL_KMOD") or REPO / "kmod")
+KO = KMOD / "tcp_cocktail.ko"
 # the congestion controls whose parameters a policy sets
 BUILDS = ("cocktail", "cocktail_bpf")
 
@@ -348,7 +351,7 @@ def apply(policy, ns_list, extra_params=None, jobs=1):
     def one(ns):
         if tool:
             proc.sh("%s --netns %s --state-dir %s --module-path %s apply %s"
-                    % (tool, ns, STATE / ns, REPO / "kmod", prof))
+                    % (tool, ns, STATE / ns, KMOD, prof))
         else:
             if policy.cc == "cocktail":
                 params = dict(policy.cocktail)

@@ -36,13 +36,13 @@ import threading
 import time
 from pathlib import Path
 
-from bench.lib import published, stats, table
+from bench.lib import policies, published, stats, table
 from cocktail_lab import modparams, proc
 from cocktail_lab.topo import Topo
 
 REPO = Path(__file__).resolve().parents[2]
 DAEMON = REPO / "daemon" / "oooprobed"
-KO = REPO / "kmod" / "tcp_oooprobe.ko"
+KO = policies.KMOD / "tcp_oooprobe.ko"
 OOO = modparams.OOOPROBE
 PORT = 5006
 RESUME_KEY = ("setting", "rep")

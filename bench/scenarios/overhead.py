@@ -10,13 +10,13 @@ import time
 
 from bench.lib import order, plot, policies, stats, table
 from cocktail_lab import modparams, proc
-from cocktail_lab.topo import REPO, Topo
+from cocktail_lab.topo import Topo
 
 FULL = dict(rounds=5, secs=5)
 QUICK = dict(rounds=1, secs=2)
 PORT = 5201
 RESUME_KEY = ("variant", "round")
-OOO_KO = REPO / "kmod" / "tcp_oooprobe.ko"
+OOO_KO = policies.KMOD / "tcp_oooprobe.ko"
 
 
 def iperf(topo, cc, secs):
@@ -62,7 +62,7 @@ def run(ctx):
         variants.append((policies.BY_NAME["linux-default"], 1))
     else:
         ctx.note("tcp_oooprobe variant skipped: %s" % (
-            "kmod/tcp_oooprobe.ko not built" if not OOO_KO.exists()
+            "%s not built" % OOO_KO if not OOO_KO.exists()
             else "tcp_oooprobe already loaded by someone else"))
     rows = []
     ctx.grid(ctx.reps * len(variants))

@@ -25,6 +25,7 @@ import pytest  # noqa: E402
 
 from bench.scenarios import NAMES  # noqa: E402
 from cocktail_lab import modparams  # noqa: E402
+from conftest import KMOD  # noqa: E402
 
 RUN_TIMEOUT_S = 900     # one smoke scenario; they take 1-2 minutes under TCG
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -135,8 +136,8 @@ def test_every_scenario_is_smoke_tested():
 @pytest.mark.parametrize("name", [n for n in NAMES if n not in DEDICATED])
 def test_scenario_outputs(name):
     only, cols = CASES[name]
-    assert (REPO / "kmod" / "tcp_cocktail.ko").exists(), \
-        "kmod/tcp_cocktail.ko is not built (make modules)"
+    assert (KMOD / "tcp_cocktail.ko").exists(), \
+        "%s/tcp_cocktail.ko is not built (make modules)" % KMOD
     out = run_scenario(name, only)
     with open(out / "runs.csv", newline="") as f:
         rows = list(csv.DictReader(f))
@@ -431,8 +432,8 @@ def test_demo_rows():
 def test_pacerate_outputs():
     """pacerate --only setting=small: one setting's rows, its table and
     plot in small/, its link's facts in small/meta.json."""
-    assert (REPO / "kmod" / "tcp_cocktail.ko").exists(), \
-        "kmod/tcp_cocktail.ko is not built (make modules)"
+    assert (KMOD / "tcp_cocktail.ko").exists(), \
+        "%s/tcp_cocktail.ko is not built (make modules)" % KMOD
     out = run_scenario("pacerate", "setting=small")
     with open(out / "runs.csv", newline="") as f:
         rows = list(csv.DictReader(f))

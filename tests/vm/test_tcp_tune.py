@@ -19,11 +19,11 @@ import pytest
 
 from cocktail_lab import modparams, topo
 import conftest
-from conftest import REPO, module_loaded
+from conftest import KMOD, REPO, module_loaded
 
 TOOL = str(REPO / "scripts" / "tcp-tune")
 FAULT = str(Path(__file__).resolve().parent / "tcp_tune_fault.py")
-KO = REPO / "kmod" / "tcp_cocktail.ko"
+KO = KMOD / "tcp_cocktail.ko"
 NS, PEER = "tt-a", "tt-b"
 
 NS_KEYS = ["net.ipv4.tcp_congestion_control",
@@ -287,10 +287,10 @@ def test_apply_and_revert_profile(ns, profile):
     exp = EXPECT[profile]
     extra = []
     if profile == "cocktail":
-        assert KO.exists(), "kmod/tcp_cocktail.ko is not built (make modules)"
+        assert KO.exists(), "%s is not built (make modules)" % KO
         if module_loaded("tcp_cocktail"):
             sh("rmmod tcp_cocktail")
-        extra = ["--module-path", str(REPO / "kmod")]
+        extra = ["--module-path", str(KMOD)]
     for k, v in exp.get("perturb", {}).items():
         sh("ip netns exec %s sysctl -q -w '%s=%s'" % (NS, k, v))
     before = state()
