@@ -19,9 +19,7 @@ from cocktail_lab import bpfctl, modparams, proc
 from . import ktrace
 
 REPO = Path(__file__).resolve().parents[2]
-# The module the bench loads: the checkout's build, or the one
-# COCKTAIL_KMOD names (dev/vm-kernel's build for another kernel).
-KMOD = Path(os.environ.get("COCKTAIL_KMOD") or REPO / "kmod")
+KMOD = modparams.KMOD
 KO = KMOD / "tcp_cocktail.ko"
 # the congestion controls whose parameters a policy sets
 BUILDS = ("cocktail", "cocktail_bpf")

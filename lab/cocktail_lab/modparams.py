@@ -13,6 +13,10 @@ from pathlib import Path
 COCKTAIL = "tcp_cocktail"
 OOOPROBE = "tcp_oooprobe"
 SYS_MODULE = Path("/sys/module")
+# Where the built modules are: the checkout's kmod/, or the build for
+# another kernel that COCKTAIL_KMOD names (dev/vm-kernel sets it).
+KMOD = Path(os.environ.get("COCKTAIL_KMOD") or
+            Path(__file__).resolve().parents[2] / "kmod")
 
 
 def module_dir(module=COCKTAIL):

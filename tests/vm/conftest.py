@@ -18,13 +18,12 @@ from pathlib import Path
 
 import pytest
 
-# module_loaded: the tests import it from here
+# module_loaded and KMOD (the modules under test): the tests import them
+# from here
+from cocktail_lab.modparams import KMOD
 from cocktail_lab.modparams import loaded as module_loaded
 
 REPO = Path(__file__).resolve().parents[2]
-# The modules under test: the checkout's kmod/, or the build for another
-# kernel that dev/vm-kernel names.
-KMOD = Path(os.environ.get("COCKTAIL_KMOD") or REPO / "kmod")
 
 # Lines the kernel prints for warnings, bugs and memory errors; SLUB's
 # debug checks (slub_debug=FZPU) head theirs "BUG <cache> (Tainted: ...)".
