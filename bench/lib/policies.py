@@ -128,11 +128,15 @@ CHAN = [Policy("cocktail-chan", "cocktail", 1,
 # a paced restart that starts with the restart window min(IW, cwnd) at
 # once (pace_burst=1, the default) or is paced from its first segment
 # (0): run when asked for with --only policy=cocktail-auto-noburst,...
+# pace_burst acts on pace only (and on auto or queue when they choose
+# it): cocktail-measure-noburst and -burst run the default restart again
+# under another name, a second copy of it in the same run, which shows
+# the run-to-run spread of a scorecard's counts
 BURST = [Policy("cocktail-%s-%s" % (r, name), "cocktail", 1,
                 "cocktail restart=%s pace_burst=%d" % (r, b),
                 {"restart": r, "cwv": 1, "pace_burst": b})
-         for r in ("auto", "pace") for name, b in (("burst", 1),
-                                                   ("noburst", 0))]
+         for r in ("auto", "pace", "measure")
+         for name, b in (("burst", 1), ("noburst", 0))]
 KNOWN = ALL + CWV_VARIANTS + QUEUE + MEASURE + DEMO_CWV0 + GROWTH + BPF + \
     CHAN + BURST
 BY_NAME = {p.name: p for p in KNOWN}
