@@ -32,6 +32,7 @@ one chosen segment.
 """
 import contextlib
 import re
+import socket
 import threading
 import time
 
@@ -1009,19 +1010,17 @@ def new_data_segments(pkts, sender, t0, t1):
     return n
 
 
-def wait_competing(sock, rate, window, rtt_s, timeout=60.0):
-    """Wait until the bulk sender SOCK has no loss recovery under way, its
-    window has reached WINDOW bytes within 2 segments (the receiver's
-    clamp: its flight is then limited by the advertised window, not by its
-    growth) and it delivers at least RATE bytes/s, in two tcp_info
-    readings RTT_S apart. Returns (steady, the last reading): not steady
-    after TIMEOUT seconds."""
+def wait_competing(sock, rate, rtt_s, timeout=60.0):
+    """Wait until the paced bulk sender SOCK has no loss recovery under way
+    and delivers at least RATE bytes/s, in two tcp_info readings RTT_S
+    apart (a window short of the path's pipe cannot deliver that rate, so
+    this also says its window has grown back after any loss). Returns
+    (steady, the last reading): not steady after TIMEOUT seconds."""
     deadline = time.monotonic() + timeout
     ok, last = 0, None
     while ok < 2:
         last = tcpinfo.get(sock)
         steady = (last["ca_state"] == CA_OPEN and
-                  (last["snd_cwnd"] + 2) * last["snd_mss"] >= window and
                   last["delivery_rate"] >= rate)
         ok = ok + 1 if steady else 0
         if time.monotonic() >= deadline:
@@ -1045,17 +1044,17 @@ def test_measure_competitor_arrives(cocktail):
     The competitor must fill the link when the flight goes out. Left to
     itself, CUBIC overflows a 15-packet queue by its own growth, and after
     each loss its window is 0.7 of the path's for seconds: a flight that
-    fits beside it then is rightly judged `full`. So its receiver clamps
-    the window to the path's pipe (165 packets of 1514 bytes at 10 Mbit/s
-    over 200 ms) plus 11 packets: the competitor keeps 11 of the 15
-    packets queued and never loses on its own, and only a flight sent
-    beside it overflows the queue. The idle period lasts until the
-    competitor's window has reached the clamp, it has no loss recovery
-    under way and it delivers at least 9 Mbit/s of payload (of the 9.56
-    Mbit/s a 10 Mbit/s link carries in 1448-byte segments), in two
-    readings one RTT apart, or for 60 s: a competitor that did not get
-    there (its slow start overflowed the queue and a busy guest kept it
-    losing) breaks the premise.
+    fits beside it then is rightly judged `full`. So the competitor is
+    paced (SO_MAX_PACING_RATE) at 9.36 Mbit/s of payload, 98% of what a
+    10 Mbit/s link carries in 1448-byte segments: it fills the link but
+    keeps no queue of its own, so neither its slow start nor the bursts
+    a guest's stalled ACK clock would make overflow the queue; only a
+    flight sent beside it does. Its receiver clamps the window to the
+    path's pipe (165 packets of 1514 bytes at 10 Mbit/s over 200 ms) plus
+    11 packets, which bounds what it has in flight. The idle period lasts
+    until the competitor has no loss recovery under way and delivers at
+    least 9 Mbit/s of payload, in two readings one RTT apart, or for 60 s:
+    a competitor that did not get there breaks the premise.
 
     The premise, observed on the wire, not in the module: the flight and
     the competitor together overflowed the queue within the flight's
@@ -1063,10 +1062,9 @@ def test_measure_competitor_arrives(cocktail):
     segments it sent before the first ACK for the flight (the capture is
     on the server's side of the bottleneck). The check lasts until the
     ACKs of that round trip are back, so it cannot find that round trip
-    delivered in full. Whether the competitor's own queue was still
-    there when the flight went out depends on how steadily the guest ran
-    its threads; a run whose premise a stalled guest broke is done
-    again."""
+    delivered in full. Whether the competitor filled the link when the
+    flight went out depends on how steadily the guest ran its threads; a
+    run whose premise a stalled guest broke is done again."""
     params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
            ssthresh_est=1, check_rtt_pct=125, check_rate_pct=75)
     pipe = int(0.2 * 10e6 / (1514 * 8))
@@ -1081,10 +1079,12 @@ def test_measure_competitor_arrives(cocktail):
             def competitor():
                 bs, bc = traffic.tcp_pair(blst, q["client_ns"], "cubic",
                                           clamp=clamp, timeout=300)
+                bs.setsockopt(socket.SOL_SOCKET, traffic.SO_MAX_PACING_RATE,
+                              int(9.36e6 / 8))
                 b = traffic.Bulk(bs, bc)
                 b.start()
                 bulk.append(b)
-                steady.extend(wait_competing(bs, 9e6 / 8, clamp, 0.2))
+                steady.extend(wait_competing(bs, 9e6 / 8, 0.2))
             try:
                 c0 = counters()
                 r = burst_after_idle(t, "measure_competitor", 600, 3.0, 1000,
