@@ -401,6 +401,13 @@ CK_FN void ck_train_ack(struct sock *sk, u32 acked)
 	segs = tp->delivered - acked - ca->train_delivered;
 	span = prev - ca->train_us;
 	/*
+	 * In loss recovery an ACK can cover segments a SACK had delivered
+	 * before the train began (tp->delivered counted them then): the
+	 * train's count went below zero and says nothing; the next starts.
+	 */
+	if ((s32)segs < 0)
+		goto next;
+	/*
 	 * A flow that never pauses (a standing queue) would make one train
 	 * of the whole transfer: a train also ends with its round, at the
 	 * ACK that starts the next (ck_update_round() runs after).
@@ -429,6 +436,7 @@ CK_FN void ck_train_ack(struct sock *sk, u32 acked)
 			}
 		}
 	}
+next:
 	ca->train = CT_TRAIN;
 	ca->train_us = now;
 	ca->train_delivered = tp->delivered;
