@@ -1534,14 +1534,14 @@ def test_measure_queue_halves(cocktail):
     is paced out in the round after it: at least 0.8 of the BDP in flight
     at once (others too, where ssthresh allows slow start anyway).
 
-    drained: as others with a one-way delay of 250 ms, then back to 50 ms
-    for 10 more segments (one round trip at the minimum RTT, about 5
-    ACKs, each taking 1/8 of srtt's distance to the minimum; after 20
-    segments srtt had come down to where the window explained it in all
-    three attempts of a run): srtt is still well above 120 % of min_rtt
-    and the window's worth (premises), but the last round's samples are
-    at the minimum: the queue is gone, and the flight is not halved (as
-    own), nothing counted."""
+    drained: as others with a one-way delay of 250 ms, then, once all is
+    acked, back to 50 ms for 10 more segments (one round trip at the
+    minimum RTT, about 5 ACKs, each taking 1/8 of srtt's distance to the
+    minimum; after 20 segments srtt had come down to where the window
+    explained it in all three attempts of a run): srtt is still well
+    above 120 % of min_rtt and the window's worth (premises), but the
+    last round's samples are at the minimum: the queue is gone, and the
+    flight is not halved (as own), nothing counted."""
     def run(case):
         params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
                ssthresh_est=int(case != "own"), check_rtt_pct=125,
@@ -1556,6 +1556,11 @@ def test_measure_queue_halves(cocktail):
                 if case == "cut":
                     bottleneck_delay(t, 150)
                 if case == "drained":
+                    # nothing in flight when the delay drops: a segment or
+                    # ACK sent at the shorter delay would overtake those
+                    # still queued at the longer one, and their ACKs would
+                    # come back bunched, a train far above the link
+                    traffic.wait_acked(srv, 60)
                     back.run()
                     traffic.send_and_time(srv, cli, 10 * mss, 300)
             c0 = counters()
