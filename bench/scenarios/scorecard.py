@@ -1,14 +1,22 @@
 """scorecard: time and harm of the module's default against the baselines
-an operator would pick instead, per cell of the committed grids.
+an operator would pick instead, per cell of the grids.
 
-Reads bench/results/restart/runs.csv (one grid per profile: chan2m,
-modern50m) and bench/results/keepalive/runs.csv (the bench server's
-cells) -- `--only restart=DIR,keepalive=DIR` reads other result
-directories (`none`: leave that grid out), `--only candidate=POLICY`
-scores a policy of the rows in the default's place -- and writes bench/results/scorecard/: table.md (counts per
-grid and overall, every cell), cells.csv (the numbers behind it) and
-pareto.png (time against harm, a panel per grid).  The arithmetic and
-its definitions: bench/lib/scorecard.py.  Runs on the host (it measures
+Reads the restart grid (one grid per profile: chan2m, modern50m) and the
+keepalive grid (the bench server's cells) from the result directories in
+SOURCES: for each cell, the rows of the last directory listed that ran the
+default there, so that a cell's policies always come from one run, in
+which they were interleaved.  Those directories hold the runs made with
+the module's current default; the cells of the full grids
+(`bench/run restart` and `bench/run keepalive` without `--quick`) that
+none of them ran with it are counted as incomplete, so the report says
+how much of each grid it covers.  `--only restart=DIR,keepalive=DIR`
+reads other result directories instead (several of each, in that order;
+`none`: leave that grid out) and scores the cells they hold,
+`--only candidate=POLICY` scores a policy of the rows in the default's
+place.  It writes bench/results/scorecard/: table.md (counts per grid and
+overall, every cell), cells.csv (the numbers behind it) and pareto.png
+(time against harm, a panel per grid).  The arithmetic and its
+definitions: bench/lib/scorecard.py.  Runs on the host (it measures
 nothing): `bench/run scorecard`.
 
 Rows without a `cross` column (written before the bench recorded it)
@@ -23,8 +31,14 @@ from bench.lib import plot, scorecard as sc, stats, table
 REPO = Path(__file__).resolve().parents[2]
 # nothing to resume: the registry's tests ask every scenario for a key
 RESUME_KEY = ("grid",)
-SOURCES = {"restart": "bench/results/restart",
-           "keepalive": "bench/results/keepalive"}
+# the runs made with the module's current default, oldest first: a cell
+# is read from the last of them that ran the default there
+SOURCES = {"restart": ["bench/results/restart-chan2m-clamp",
+                       "bench/results/restart-chan2m-red-default",
+                       "bench/results/restart-modern50m-default"],
+           "keepalive": ["bench/results/keepalive-quiet-cubic",
+                         "bench/results/keepalive-probe-seen",
+                         "bench/results/keepalive-think3-default"]}
 RESTART_KEY = ("queue", "delay_ms", "burst", "cross")
 KEEPALIVE_KEY = ("kind", "rtt_ms", "compete", "size_kb", "think_s", "cross")
 LABEL = {"linux-default": "CUBIC+SSR (Linux default)",
@@ -36,70 +50,154 @@ def restart_cross(r):
 
 
 def keepalive_cross(r):
-    return r.get("cross") or ("tcp" if r.get("compete") else "none")
+    return r.get("cross") or (
+        "tcp" if _canon(r.get("compete")) not in (None, "0") else "none")
 
 
 class Grid:
-    """One grid's rows and how to read them."""
+    """One grid's rows, from one or more result directories, and how to
+    read them.  SOURCES: [(directory, rows)] in the order listed; a
+    cell's rows are those of the last directory that ran the default
+    there (else of the last that ran the cell at all).  UNIVERSE: the
+    cell keys of the full grid, counted even where no directory ran
+    them (None: the cells the directories hold)."""
 
-    def __init__(self, name, source, rows, key, retrans, cross_of):
-        self.name, self.source, self.rows = name, source, rows
+    def __init__(self, name, sources, key, retrans, cross_of,
+                 universe=None):
+        self.name, self.sources = name, sources
+        self.rows = [r for _, rows in sources for r in rows]
         self.key, self.retrans, self.cross_of = key, retrans, cross_of
-        self.default = sc.default_policy(rows)
+        self.universe = universe
+        self.default = sc.default_policy(self.rows)
 
     def cell_key(self, r):
-        return tuple(self.cross_of(r) if k == "cross" else r.get(k)
-                     for k in self.key)
+        return tuple(self.cross_of(r) if k == "cross" else
+                     _canon(r.get(k)) for k in self.key)
+
+    def cell_rows(self):
+        """{cell key: (directory, rows)}: each cell's rows from one run."""
+        per = {}
+        for d, rows in self.sources:
+            by = {}
+            for r in rows:
+                by.setdefault(self.cell_key(r), []).append(r)
+            for k, rs in by.items():
+                has = any(r.get("policy") == self.default for r in rs)
+                if has or not any(r.get("policy") == self.default
+                                  for r in per.get(k, (None, []))[1]):
+                    per[k] = (d, rs)
+        return per
+
+    def cell_sources(self):
+        """{directory: cells read from it}, in the order listed."""
+        n = {d: 0 for d, _ in self.sources}
+        for d, _ in self.cell_rows().values():
+            n[d] += 1
+        return n
 
     def cells(self, **kw):
         """{cell key: {policy: cell_values}} for the default and the
-        baselines."""
+        baselines; a cell of the universe that no directory ran is {}."""
         want = set(sc.BASELINES) | {self.default}
-        acc = {}
-        for r in self.rows:
-            if r.get("policy") in want:
-                acc.setdefault(self.cell_key(r), {}).setdefault(
-                    r["policy"], []).append(r)
+        acc = {k: {} for k in self.universe or ()}
+        for k, (_, rs) in self.cell_rows().items():
+            for r in rs:
+                if r.get("policy") in want:
+                    acc.setdefault(k, {}).setdefault(
+                        r["policy"], []).append(r)
+            acc.setdefault(k, {})
         return {k: {p: sc.cell_values(rs, self.retrans, self.cross_of, **kw)
                     for p, rs in v.items()}
                 for k, v in sorted(acc.items(), key=lambda kv: tuple(
-                    (0, x, "") if isinstance(x, (int, float)) else
-                    (1, 0, str(x)) for x in kv[0]))}
+                    (0, float(x), "") if _isnum(x) else (1, 0, str(x))
+                    for x in kv[0]))}
+
+
+def _isnum(x):
+    try:
+        float(x)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _canon(v):
+    """A grid axis's value as one string whether read from a CSV or a
+    scenario's grid definition ("1.0", 1 and "1" alike)."""
+    if v is None:
+        return None
+    if _isnum(v):
+        f = float(v)
+        return str(int(f)) if f == int(f) else repr(f)
+    return str(v)
+
+
+def restart_universe():
+    """{profile: [cell key]} of `bench/run restart`'s full grid."""
+    from bench.scenarios import restart
+    out = {}
+    for g in restart.FULL:
+        out[g["profile"]] = [
+            (q, _canon(d), _canon(b), c) for q in g["queues"]
+            for d in g["delays"] for b in g["bursts"] for c in g["crosses"]]
+    return out
+
+
+def keepalive_universe():
+    """[cell key] of `bench/run keepalive`'s full grid."""
+    from bench.scenarios import keepalive
+    return [(kind, _canon(rtt), _canon(comp), _canon(size), _canon(think),
+             "tcp" if comp else "none")
+            for rtt, comp, size, think, kind in
+            keepalive.cells(keepalive.FULL)]
 
 
 def load(only=None):
     """The grids, from the result directories (ONLY may name others, and
     `candidate`: a policy of the rows to score in the default's place,
-    e.g. a setting proposed as the new default)."""
+    e.g. a setting proposed as the new default).  With SOURCES the full
+    grids' cells are counted, run or not; with directories named in ONLY
+    the cells those hold."""
     only = only or {}
     grids = []
-    for src, d in SOURCES.items():
-        if only.get(src) == ["none"]:
+    for src, dirs in SOURCES.items():
+        named = only.get(src)
+        if named == ["none"]:
             continue
-        d = REPO / (only.get(src) or [d])[0]
-        path = d / "runs.csv"
-        if not path.exists():
-            if src in only:
-                raise SystemExit("scorecard: %s=%s: no runs.csv there"
-                                 % (src, only[src][0]))
+        sources = []
+        for d in named or dirs:
+            path = REPO / d / "runs.csv"
+            if not path.exists():
+                if named:
+                    raise SystemExit("scorecard: %s=%s: no runs.csv there"
+                                     % (src, d))
+                continue
+            sources.append((REPO / d, [r for r in table.read_csv(path)
+                                       if r.get("policy")]))
+        if not sources:
             continue
-        rows = [r for r in table.read_csv(path) if r.get("policy")]
         if src == "restart":
-            for prof in dict.fromkeys(r["profile"] for r in rows):
-                grids.append(Grid(prof, d, [r for r in rows
-                                            if r["profile"] == prof],
-                                  RESTART_KEY, "burst_retrans",
-                                  restart_cross))
+            full = {} if named else restart_universe()
+            profs = dict.fromkeys(r["profile"] for _, rows in sources
+                                  for r in rows)
+            for prof in dict.fromkeys(list(full) + list(profs)):
+                grids.append(Grid(prof, [
+                    (d, [r for r in rows if r["profile"] == prof])
+                    for d, rows in sources], RESTART_KEY, "burst_retrans",
+                    restart_cross, full.get(prof)))
         else:
-            grids.append(Grid("keepalive", d, [
-                r for r in rows if (r.get("server") or "bench") == "bench"],
-                KEEPALIVE_KEY, "retrans", keepalive_cross))
+            grids.append(Grid("keepalive", [
+                (d, [r for r in rows if (r.get("server") or "bench") ==
+                     "bench"]) for d, rows in sources],
+                KEEPALIVE_KEY, "retrans", keepalive_cross,
+                None if named else keepalive_universe()))
     cand = (only.get("candidate") or [None])[0]
     if cand:
         for g in grids:
             if not any(r.get("policy") == cand for r in g.rows):
                 raise SystemExit("scorecard: no rows of candidate %s in %s"
-                                 % (cand, g.source))
+                                 % (cand, ", ".join(
+                                     str(_rel(d)) for d, _ in g.sources)))
             g.default = cand
     return grids
 
@@ -109,14 +207,15 @@ def run(ctx):
     grids = load(ctx.only)
     if not grids:
         raise SystemExit("scorecard: no runs.csv in %s" % ", ".join(
-            SOURCES.values()))
+            d for dirs in SOURCES.values() for d in dirs))
     ctx.extra["sources"] = {}
     for g in grids:
-        m = _meta(g.source)
         ctx.extra["sources"][g.name] = {
-            "dir": str(_rel(g.source)), "rows": len(g.rows),
-            "default": g.default, "git_commit": m.get("git_commit"),
-            "date_utc": m.get("date_utc")}
+            "default": g.default, "rows": len(g.rows), "dirs": [
+                {"dir": str(_rel(d)), "cells": n,
+                 "git_commit": _meta(d).get("git_commit"),
+                 "date_utc": _meta(d).get("date_utc")}
+                for d, n in g.cell_sources().items()]}
     ctx.grids = grids
     return []
 
@@ -133,6 +232,25 @@ def _meta(d):
         return json.loads((Path(d) / "meta.json").read_text())
     except (OSError, ValueError):
         return {}
+
+
+def _sources_md(grids):
+    """Where each grid's cells were read from, and how many of the full
+    grid's cells no directory ran with the default."""
+    parts = []
+    for g in grids:
+        used = ["`%s/runs.csv` (%d cells, commit %s)" % (
+            _rel(d), n, (_meta(d).get("git_commit") or "?")[:12])
+            for d, n in g.cell_sources().items() if n]
+        line = "%s: %s" % (g.name, ", ".join(used) or "no rows")
+        if g.universe is not None:
+            ran = g.cell_rows()
+            missing = sum(1 for k in g.universe if not any(
+                r.get("policy") == g.default for r in ran.get(k, (0, []))[1]))
+            line += "; %d of the full grid's %d cells not run with `%s`" % (
+                missing, len(g.universe), g.default)
+        parts.append(line)
+    return "Sources: %s.\n" % "; ".join(parts)
 
 
 def _fmt_key(g, k):
@@ -342,10 +460,7 @@ def report(ctx, rows):
               "default they ran)" if used == [sc.FALLBACK] else "",
               ", ".join("`%s`" % b for b in sc.BASELINES),
               round(100 * sc.TOL), round(100 * sc.TOL))]
-    md.append("Sources: %s.\n" % "; ".join(
-        "%s: `%s/runs.csv` (%d rows, commit %s)" % (
-            g.name, _rel(g.source), len(g.rows),
-            (_meta(g.source).get("git_commit") or "?")[:12]) for g in grids))
+    md.append(_sources_md(grids))
     md.append("\n## Counts\n")
     md += counts
     legacy = [g.name for g in grids if any(

@@ -156,13 +156,22 @@ def test_old_rows_read_as_the_cross_traffic_they_ran_with():
     assert scen.restart_cross({"cross": "tcp"}) == "tcp"
     assert scen.keepalive_cross({"compete": 1}) == "tcp"
     assert scen.keepalive_cross({"compete": 0}) == "none"
+    # as read from a CSV
+    assert scen.keepalive_cross({"compete": "0"}) == "none"
+    assert scen.keepalive_cross({"compete": "1"}) == "tcp"
     assert scen.keepalive_cross({"compete": 0, "cross": "udp"}) == "udp"
 
 
+# the full grids the issue's figures were computed from: they predate
+# cocktail-default (restart=auto was the default they ran)
+ISSUE_GRIDS = {"restart": ["bench/results/restart"],
+               "keepalive": ["bench/results/keepalive"]}
+
+
 def test_committed_grids_give_the_issue_counts():
-    """The committed CSVs predate cocktail-default: the scorecard scores
-    cocktail-auto and finds 51 of 127 cells dominated."""
-    grids = scen.load()
+    """The full grids committed before cocktail-default: the scorecard
+    scores cocktail-auto and finds 51 of 127 cells dominated."""
+    grids = scen.load(ISSUE_GRIDS)
     scored = scen.score(grids)
     got = {g.name: sc.tally(v for _, _, v in scored[g.name]) for g in grids}
     assert {g.default for g in grids} == {"cocktail-auto"}
@@ -173,7 +182,7 @@ def test_committed_grids_give_the_issue_counts():
 
 def test_report_writes_table_csv_and_plot(tmp_path):
     class Ctx:
-        only, outdir, notes, extra = {}, tmp_path, [], {}
+        only, outdir, notes, extra = ISSUE_GRIDS, tmp_path, [], {}
 
         def log(self, msg):
             pass
@@ -323,17 +332,91 @@ def test_scorecard_refuses_a_named_source_without_runs(tmp_path):
 
 
 def test_scorecard_scores_the_committed_grids(tmp_path):
-    """bench/run scorecard (a host scenario: it reads the committed grids'
-    runs.csv) writes its cell table, its counts and the Pareto plot."""
+    """bench/run scorecard (a host scenario: it reads the committed runs
+    of the current default) writes a row for every cell of the full
+    grids, run or not, its counts and the Pareto plot, and says where
+    each grid's cells came from."""
     out = tmp_path / "scorecard"
     run_scorecard(tmp_path, "--quick", "--reps", "1", "--out", str(out))
     with open(out / "cells.csv", newline="") as f:
         cells = list(csv.DictReader(f))
-    assert len({(c["grid"], c["cell"]) for c in cells}) == 127, len(cells)
+    full = {"chan2m": 128, "modern50m": 16, "keepalive": 55}
     md = (out / "table.md").read_text()
+    for g, n in full.items():
+        assert "| %s | cocktail-default | %d |" % (g, n) in md, md[:3000]
+    assert {c["policy"] for c in cells if c["role"] == "default"} == \
+        {"cocktail-default"}
+    assert "restart-modern50m-default/runs.csv` (16 cells" in md
     assert "dominated" in md and "\n|" in md
     assert (out / "pareto.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "bench/run scorecard" in (out / "README.md").read_text()
+
+
+def _rows(d, policy, seconds, **cell):
+    base = dict(profile="p", queue="droptail", delay_ms="10", burst="100",
+                cross="udp", burst_retrans="0", cross_udp_dropped="0")
+    base.update(cell)
+    return [dict(base, policy=policy, seconds=str(seconds), rep=str(i))
+            for i in range(2)]
+
+
+def _write(d, rows):
+    d.mkdir()
+    with open(d / "runs.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
+def test_a_cell_is_read_from_the_last_run_of_the_default(tmp_path):
+    """Several directories of one grid: each cell's policies come from
+    one run, the last listed that ran the default there; a cell only an
+    earlier directory ran with the default is read from that one, and
+    one no directory ran with it is incomplete."""
+    old, new = tmp_path / "old", tmp_path / "new"
+    rows = []
+    for d in ("10", "20", "30"):
+        for p, t in (("cocktail-default", 2.0), ("linux-default", 1.0),
+                     ("cubic-nossai", 1.0), ("bbr", 1.0)):
+            rows += _rows(old, p, t, delay_ms=d)
+    _write(old, rows)
+    rows = []
+    for p, t in (("cocktail-default", 1.0), ("linux-default", 2.0),
+                 ("cubic-nossai", 2.0), ("bbr", 2.0)):
+        rows += _rows(new, p, t, delay_ms="10")
+    # the new run has 30 ms without the default: the old run's cell stays
+    rows += _rows(new, "bbr", 9.0, delay_ms="30")
+    _write(new, rows)
+    grids = scen.load({"restart": [str(old), str(new)],
+                       "keepalive": ["none"]})
+    assert [g.name for g in grids] == ["p"]
+    g = grids[0]
+    v = {k[1]: sc.classify(c)["status"] for k, c in g.cells().items()}
+    assert v == {"10": "won", "20": "dominated", "30": "dominated"}
+    src = {k[1]: d.name for k, (d, _) in g.cell_rows().items()}
+    assert src == {"10": "new", "20": "old", "30": "old"}
+    assert {d.name: n for d, n in g.cell_sources().items()} == \
+        {"old": 2, "new": 1}
+    # the full grid's cells no directory ran are incomplete, not absent
+    g.universe = [("droptail", "10", "100", "udp"),
+                  ("droptail", "40", "100", "udp")]
+    cs = g.cells()
+    assert ("droptail", "40", "100", "udp") in cs
+    assert sc.classify(cs[("droptail", "40", "100", "udp")])["status"] == \
+        "incomplete"
+    assert "1 of the full grid's 2 cells not run" in scen._sources_md([g])
+
+
+def test_grid_values_compare_alike_from_csv_and_grid_definitions():
+    assert scen._canon("1") == scen._canon(1) == scen._canon("1.0") == "1"
+    assert scen._canon(0.5) == scen._canon("0.5") == "0.5"
+    assert scen._canon("droptail") == "droptail" and scen._canon(None) is None
+    full = scen.restart_universe()
+    assert len(full["chan2m"]) == 128 and len(full["modern50m"]) == 16
+    assert ("red", "300", "1000", "tcp") in full["chan2m"]
+    ka = scen.keepalive_universe()
+    assert len(ka) == 55 and ("grpc", "200", "0", "20", "1", "none") in ka
+    assert ("web", "20", "1", "256", "3", "tcp") in ka
 
 
 def test_candidate_scores_in_the_defaults_place_and_none_leaves_a_grid_out():
@@ -341,12 +424,14 @@ def test_candidate_scores_in_the_defaults_place_and_none_leaves_a_grid_out():
     default; restart=none reads the keepalive grid alone; a candidate the
     rows lack is refused in one sentence."""
     grids = scen.load({"restart": ["none"],
+                       "keepalive": ISSUE_GRIDS["keepalive"],
                        "candidate": ["cocktail-auto"]})
     assert [g.name for g in grids] == ["keepalive"]
     assert grids[0].default == "cocktail-auto"
     assert any("cocktail-auto" in c for c in grids[0].cells().values())
     with pytest.raises(SystemExit, match="no rows of candidate nope in"):
-        scen.load({"restart": ["none"], "candidate": ["nope"]})
+        scen.load({"restart": ["none"], "candidate": ["nope"],
+                   "keepalive": ISSUE_GRIDS["keepalive"]})
     assert {g.name for g in scen.load({})} == {"chan2m", "modern50m",
                                                 "keepalive"}
 
@@ -361,7 +446,7 @@ def test_report_only_reads_the_sources_of_the_earlier_run(tmp_path):
         run_scorecard(tmp_path, "--out", str(out), *extra)
         with open(out / "cells.csv", newline="") as f:
             return {c["grid"] for c in csv.DictReader(f)}
-    assert run("--only", "restart=none,candidate=cocktail-auto") == \
-        {"keepalive"}
+    assert run("--only", "restart=none,keepalive=bench/results/keepalive,"
+               "candidate=cocktail-auto") == {"keepalive"}
     assert run("--report-only") == {"keepalive"}
     assert "restart=none" in (out / "README.md").read_text()
