@@ -250,7 +250,7 @@ def _sources_md(grids):
             line += "; %d of the full grid's %d cells not run with `%s`" % (
                 missing, len(g.universe), g.default)
         parts.append(line)
-    return "Sources: %s.\n" % "; ".join(parts)
+    return "Sources:\n\n%s\n" % "".join("- %s.\n" % x for x in parts)
 
 
 def _fmt_key(g, k):
