@@ -38,7 +38,7 @@ SOURCES = {"restart": ["bench/results/restart-chan2m-clamp",
                        "bench/results/restart-modern50m-default"],
            "keepalive": ["bench/results/keepalive-quiet-cubic",
                          "bench/results/keepalive-probe-seen",
-                         "bench/results/keepalive-think3-default"]}
+                         "bench/results/keepalive-rest-default"]}
 RESTART_KEY = ("queue", "delay_ms", "burst", "cross")
 KEEPALIVE_KEY = ("kind", "rtt_ms", "compete", "size_kb", "think_s", "cross")
 LABEL = {"linux-default": "CUBIC+SSR (Linux default)",
@@ -234,8 +234,32 @@ def _meta(d):
         return {}
 
 
+def missing_cells(g):
+    """The cells of G's universe that no directory ran with the default."""
+    ran = g.cell_rows()
+    return [k for k in g.universe or () if not any(
+        r.get("policy") == g.default for r in ran.get(k, (0, []))[1])]
+
+
+def describe_cells(key, cells):
+    """CELLS (keys over the axes KEY) in words: the values of each axis
+    that varies, when the cells are every combination of them (a
+    `--only` that reruns them), else their number alone."""
+    if not cells:
+        return "none"
+    axes = [list(dict.fromkeys(k[i] for k in cells))
+            for i in range(len(key))]
+    n = 1
+    for a in axes:
+        n *= len(a)
+    if n != len(set(cells)):
+        return "%d cells" % len(cells)
+    return "%d cells: %s" % (len(cells), ", ".join(
+        "%s=%s" % (name, "/".join(a)) for name, a in zip(key, axes)))
+
+
 def _sources_md(grids):
-    """Where each grid's cells were read from, and how many of the full
+    """Where each grid's cells were read from, and which of the full
     grid's cells no directory ran with the default."""
     parts = []
     for g in grids:
@@ -244,11 +268,11 @@ def _sources_md(grids):
             for d, n in g.cell_sources().items() if n]
         line = "%s: %s" % (g.name, ", ".join(used) or "no rows")
         if g.universe is not None:
-            ran = g.cell_rows()
-            missing = sum(1 for k in g.universe if not any(
-                r.get("policy") == g.default for r in ran.get(k, (0, []))[1]))
+            miss = missing_cells(g)
             line += "; %d of the full grid's %d cells not run with `%s`" % (
-                missing, len(g.universe), g.default)
+                len(miss), len(g.universe), g.default)
+            if miss:
+                line += " (%s)" % describe_cells(g.key, miss)
         parts.append(line)
     return "Sources:\n\n%s\n" % "".join("- %s.\n" % x for x in parts)
 

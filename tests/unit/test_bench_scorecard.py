@@ -405,6 +405,17 @@ def test_a_cell_is_read_from_the_last_run_of_the_default(tmp_path):
     assert sc.classify(cs[("droptail", "40", "100", "udp")])["status"] == \
         "incomplete"
     assert "1 of the full grid's 2 cells not run" in scen._sources_md([g])
+    assert scen.missing_cells(g) == [("droptail", "40", "100", "udp")]
+
+
+def test_missing_cells_in_words_when_they_are_a_whole_grid():
+    key = ("queue", "burst", "cross")
+    whole = [(q, b, c) for q in ("droptail", "red") for b in ("200", "500")
+             for c in ("udp", "tcp")]
+    assert scen.describe_cells(key, whole) == (
+        "8 cells: queue=droptail/red, burst=200/500, cross=udp/tcp")
+    assert scen.describe_cells(key, whole[:3]) == "3 cells"
+    assert scen.describe_cells(key, []) == "none"
 
 
 def test_grid_values_compare_alike_from_csv_and_grid_definitions():
