@@ -50,8 +50,7 @@ def restart_cross(r):
 
 
 def keepalive_cross(r):
-    return r.get("cross") or (
-        "tcp" if _canon(r.get("compete")) not in (None, "0") else "none")
+    return r.get("cross") or ("tcp" if r.get("compete") else "none")
 
 
 class Grid:
@@ -69,23 +68,31 @@ class Grid:
         self.key, self.retrans, self.cross_of = key, retrans, cross_of
         self.universe = universe
         self.default = sc.default_policy(self.rows)
+        self._cell_rows = (None, None)   # (default, cell_rows())
 
     def cell_key(self, r):
-        return tuple(self.cross_of(r) if k == "cross" else
-                     _canon(r.get(k)) for k in self.key)
+        return tuple(self.cross_of(r) if k == "cross" else r.get(k)
+                     for k in self.key)
+
+    def ran_default(self, rows):
+        """Whether ROWS hold a run of the default."""
+        return any(r.get("policy") == self.default for r in rows)
 
     def cell_rows(self):
-        """{cell key: (directory, rows)}: each cell's rows from one run."""
+        """{cell key: (directory, rows)}: each cell's rows from one run
+        (computed once per default: a candidate may replace it)."""
+        if self._cell_rows[0] == self.default:
+            return self._cell_rows[1]
         per = {}
         for d, rows in self.sources:
             by = {}
             for r in rows:
                 by.setdefault(self.cell_key(r), []).append(r)
             for k, rs in by.items():
-                has = any(r.get("policy") == self.default for r in rs)
-                if has or not any(r.get("policy") == self.default
-                                  for r in per.get(k, (None, []))[1]):
+                if self.ran_default(rs) or \
+                        not self.ran_default(per.get(k, (None, []))[1]):
                     per[k] = (d, rs)
+        self._cell_rows = (self.default, per)
         return per
 
     def cell_sources(self):
@@ -109,36 +116,18 @@ class Grid:
         return {k: {p: sc.cell_values(rs, self.retrans, self.cross_of, **kw)
                     for p, rs in v.items()}
                 for k, v in sorted(acc.items(), key=lambda kv: tuple(
-                    (0, float(x), "") if _isnum(x) else (1, 0, str(x))
-                    for x in kv[0]))}
-
-
-def _isnum(x):
-    try:
-        float(x)
-    except (TypeError, ValueError):
-        return False
-    return True
-
-
-def _canon(v):
-    """A grid axis's value as one string whether read from a CSV or a
-    scenario's grid definition ("1.0", 1 and "1" alike)."""
-    if v is None:
-        return None
-    if _isnum(v):
-        f = float(v)
-        return str(int(f)) if f == int(f) else repr(f)
-    return str(v)
+                    (0, x, "") if isinstance(x, (int, float)) else
+                    (1, 0, str(x)) for x in kv[0]))}
 
 
 def restart_universe():
-    """{profile: [cell key]} of `bench/run restart`'s full grid."""
+    """{profile: [cell key]} of `bench/run restart`'s full grid (the
+    values as table.read_csv() reads them from the rows)."""
     from bench.scenarios import restart
     out = {}
     for g in restart.FULL:
         out[g["profile"]] = [
-            (q, _canon(d), _canon(b), c) for q in g["queues"]
+            (q, d, b, c) for q in g["queues"]
             for d in g["delays"] for b in g["bursts"] for c in g["crosses"]]
     return out
 
@@ -146,8 +135,8 @@ def restart_universe():
 def keepalive_universe():
     """[cell key] of `bench/run keepalive`'s full grid."""
     from bench.scenarios import keepalive
-    return [(kind, _canon(rtt), _canon(comp), _canon(size), _canon(think),
-             "tcp" if comp else "none")
+    return [(kind, rtt, comp, size, think,
+             keepalive_cross({"compete": comp}))
             for rtt, comp, size, think, kind in
             keepalive.cells(keepalive.FULL)]
 
@@ -237,8 +226,8 @@ def _meta(d):
 def missing_cells(g):
     """The cells of G's universe that no directory ran with the default."""
     ran = g.cell_rows()
-    return [k for k in g.universe or () if not any(
-        r.get("policy") == g.default for r in ran.get(k, (0, []))[1])]
+    return [k for k in g.universe or ()
+            if not g.ran_default(ran.get(k, (None, []))[1])]
 
 
 def describe_cells(key, cells):
@@ -255,7 +244,8 @@ def describe_cells(key, cells):
     if n != len(set(cells)):
         return "%d cells" % len(cells)
     return "%d cells: %s" % (len(cells), ", ".join(
-        "%s=%s" % (name, "/".join(a)) for name, a in zip(key, axes)))
+        "%s=%s" % (name, "/".join(map(str, a)))
+        for name, a in zip(key, axes)))
 
 
 def _sources_md(grids):

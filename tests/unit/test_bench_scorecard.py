@@ -156,9 +156,6 @@ def test_old_rows_read_as_the_cross_traffic_they_ran_with():
     assert scen.restart_cross({"cross": "tcp"}) == "tcp"
     assert scen.keepalive_cross({"compete": 1}) == "tcp"
     assert scen.keepalive_cross({"compete": 0}) == "none"
-    # as read from a CSV
-    assert scen.keepalive_cross({"compete": "0"}) == "none"
-    assert scen.keepalive_cross({"compete": "1"}) == "tcp"
     assert scen.keepalive_cross({"compete": 0, "cross": "udp"}) == "udp"
 
 
@@ -392,20 +389,20 @@ def test_a_cell_is_read_from_the_last_run_of_the_default(tmp_path):
     assert [g.name for g in grids] == ["p"]
     g = grids[0]
     v = {k[1]: sc.classify(c)["status"] for k, c in g.cells().items()}
-    assert v == {"10": "won", "20": "dominated", "30": "dominated"}
+    assert v == {10: "won", 20: "dominated", 30: "dominated"}
     src = {k[1]: d.name for k, (d, _) in g.cell_rows().items()}
-    assert src == {"10": "new", "20": "old", "30": "old"}
+    assert src == {10: "new", 20: "old", 30: "old"}
     assert {d.name: n for d, n in g.cell_sources().items()} == \
         {"old": 2, "new": 1}
     # the full grid's cells no directory ran are incomplete, not absent
-    g.universe = [("droptail", "10", "100", "udp"),
-                  ("droptail", "40", "100", "udp")]
+    g.universe = [("droptail", 10, 100, "udp"),
+                  ("droptail", 40, 100, "udp")]
     cs = g.cells()
-    assert ("droptail", "40", "100", "udp") in cs
-    assert sc.classify(cs[("droptail", "40", "100", "udp")])["status"] == \
+    assert ("droptail", 40, 100, "udp") in cs
+    assert sc.classify(cs[("droptail", 40, 100, "udp")])["status"] == \
         "incomplete"
     assert "1 of the full grid's 2 cells not run" in scen._sources_md([g])
-    assert scen.missing_cells(g) == [("droptail", "40", "100", "udp")]
+    assert scen.missing_cells(g) == [("droptail", 40, 100, "udp")]
 
 
 def test_missing_cells_in_words_when_they_are_a_whole_grid():
@@ -418,16 +415,19 @@ def test_missing_cells_in_words_when_they_are_a_whole_grid():
     assert scen.describe_cells(key, []) == "none"
 
 
-def test_grid_values_compare_alike_from_csv_and_grid_definitions():
-    assert scen._canon("1") == scen._canon(1) == scen._canon("1.0") == "1"
-    assert scen._canon(0.5) == scen._canon("0.5") == "0.5"
-    assert scen._canon("droptail") == "droptail" and scen._canon(None) is None
+def test_full_grids_name_their_cells_as_the_rows_do():
+    """The full grids' cells, from the scenarios' definitions, have the
+    keys of the rows table.read_csv() reads: every cell a committed run
+    of the current default holds is one of them."""
     full = scen.restart_universe()
     assert len(full["chan2m"]) == 128 and len(full["modern50m"]) == 16
-    assert ("red", "300", "1000", "tcp") in full["chan2m"]
+    assert ("red", 300, 1000, "tcp") in full["chan2m"]
     ka = scen.keepalive_universe()
-    assert len(ka) == 55 and ("grpc", "200", "0", "20", "1", "none") in ka
-    assert ("web", "20", "1", "256", "3", "tcp") in ka
+    assert len(ka) == 55 and ("grpc", 200, 0, 20, 1, "none") in ka
+    assert ("web", 20, 1, 256, 3, "tcp") in ka
+    for g in scen.load():
+        want = set(g.universe)
+        assert want and set(g.cell_rows()) <= want, g.name
 
 
 def test_candidate_scores_in_the_defaults_place_and_none_leaves_a_grid_out():
