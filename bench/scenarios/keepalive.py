@@ -54,8 +54,8 @@ NGINX_POLICIES = ("linux-default", "cocktail-auto")
 # cells with a competing bulk flow that may run side by side (--jobs):
 # nine 20 Mbit/s bulk flows kept the VM's two CPUs 55% busy under TCG
 BULK_JOBS = 9
-# --jobs of a full run: the nine web cells of an RTT at once (ten at
-# 200 ms, with the gRPC-like cell)
+# --jobs of a full run: the nine web cells of a think time at once (ten
+# at 1 s, with the gRPC-like cell)
 FULL_JOBS = 10
 # one connection: a cell, the server, the policy, the repetition (its
 # rows are its requests)
@@ -230,17 +230,19 @@ def _nginx_files(g):
 
 def lanes(g, only=None, jobs=1):
     """The grid's cells in groups that run side by side, each cell on a
-    topology of its own: cells of one RTT and one competing-traffic
-    setting, up to JOBS of them (BULK_JOBS with a bulk flow: each bulk
-    flow keeps 20 Mbit/s through netem, which TCG pays for in CPU).  A
-    group holds cells of one think time where it can, so that no cell
-    waits long for a slower one."""
+    topology of its own: cells of one competing-traffic setting and one
+    think time, up to JOBS of them (BULK_JOBS with a bulk flow: each
+    bulk flow keeps 20 Mbit/s through netem, which TCG pays for in CPU).
+    A group's connections take about as long as its think time times the
+    requests, whatever the RTT, so cells of one think time finish
+    together and none waits long for a slower one; cells without a bulk
+    flow never share the VM's CPUs with one."""
     cs = [c for c in cells(g, only)
           if "rtt_ms" not in (only or {}) or str(c[0]) in only["rtt_ms"]]
-    for key in dict.fromkeys((c[0], c[1]) for c in cs):
-        mine = sorted((c for c in cs if (c[0], c[1]) == key),
-                      key=lambda c: c[3])
-        width = max(1, min(jobs, BULK_JOBS) if key[1] else jobs)
+    for key in dict.fromkeys((c[1], c[3]) for c in cs):
+        mine = sorted((c for c in cs if (c[1], c[3]) == key),
+                      key=lambda c: (c[0], c[2], c[4]))
+        width = max(1, min(jobs, BULK_JOBS) if key[0] else jobs)
         for i in range(0, len(mine), width):
             yield mine[i:i + width]
 

@@ -26,23 +26,31 @@ def test_only_restricts_each_axis():
         == []
 
 
-def test_lanes_group_one_rtt_and_one_bulk_setting():
-    full = dict(G, thinks=[0.5, 1, 3], sizes=[16, 64, 256])
-    lanes = list(keepalive.lanes(full, jobs=9))
-    # every cell once, in lanes of one (rtt, compete)
+def test_lanes_group_one_bulk_setting_and_one_think_time():
+    full = dict(G, rtts=[20, 100, 200], thinks=[0.5, 1, 3],
+                sizes=[16, 64, 256])
+    lanes = list(keepalive.lanes(full, jobs=10))
+    # every cell once, in lanes of one (compete, think time)
     flat = [c for lane in lanes for c in lane]
     assert sorted(flat) == sorted(keepalive.cells(full))
     for lane in lanes:
-        assert len({(c[0], c[1]) for c in lane}) == 1
-        width = min(9, keepalive.BULK_JOBS) if lane[0][1] else 9
+        assert len({(c[1], c[3]) for c in lane}) == 1
+        width = min(10, keepalive.BULK_JOBS) if lane[0][1] else 10
         assert 1 <= len(lane) <= width
-    # without bulk: nine web cells side by side, the gRPC cell with them
-    no_bulk_200 = [lane for lane in lanes if lane[0][:2] == (200, 0)]
-    assert [len(x) for x in no_bulk_200] == [9, 1]
-    # three at a time: the bulk cells run one think time a lane
+    # the full grid in six lanes: the nine web cells of a think time at
+    # once, the gRPC-like cell (think time 1 s) with its quiet lane
+    assert len(lanes) == 6
+    quiet_1s = [lane for lane in lanes if lane[0][1] == 0 and
+                lane[0][3] == 1]
+    assert [len(x) for x in quiet_1s] == [10]
+    assert [c for c in quiet_1s[0] if c[4] == "grpc"]
+    # three at a time: lanes of one RTT each, in RTT order
     for lane in keepalive.lanes(full, jobs=3):
-        if lane[0][1]:
-            assert len(lane) == 3 and len({c[3] for c in lane}) == 1
+        assert len(lane) in (1, 3) and len({c[0] for c in lane}) == 1
+    # --only rtt_ms: the lanes hold only those RTTs
+    only = {"rtt_ms": ["20", "100"], "think_s": ["3"], "kind": ["web"]}
+    lanes = list(keepalive.lanes(full, only, jobs=9))
+    assert [(lane[0][1], len(lane)) for lane in lanes] == [(0, 6), (1, 6)]
 
 
 def test_lanes_of_one_job_are_single_cells_and_obey_only():
