@@ -35,10 +35,13 @@ RESUME_KEY = ("grid",)
 # is read from the last of them that ran the default there
 SOURCES = {"restart": ["bench/results/restart-chan2m-clamp",
                        "bench/results/restart-chan2m-red-default",
+                       "bench/results/restart-chan2m-200-default",
+                       "bench/results/restart-chan2m-500-default",
                        "bench/results/restart-modern50m-default"],
            "keepalive": ["bench/results/keepalive-quiet-cubic",
                          "bench/results/keepalive-probe-seen",
-                         "bench/results/keepalive-rest-default"]}
+                         "bench/results/keepalive-rest-default",
+                         "bench/results/keepalive-think3-default"]}
 RESTART_KEY = ("queue", "delay_ms", "burst", "cross")
 KEEPALIVE_KEY = ("kind", "rtt_ms", "compete", "size_kb", "think_s", "cross")
 LABEL = {"linux-default": "CUBIC+SSR (Linux default)",
