@@ -35,6 +35,14 @@ baseline's (<= (1 + TOL) x it) and its harm is no higher than any
 baseline's.  The two exclude each other.  A cell lacking the default's
 time or harm, or (for *won*) a baseline's, is *incomplete* unless a
 baseline that is there dominates it.
+
+Medians of five repetitions can dominate by chance where a cell's
+times are bimodal (a burst that meets a competitor's slow-start
+overshoot or does not).  So each dominating baseline also gets a
+p-value: a one-sided Mann-Whitney test over the repetitions' times that
+the baseline's, raised by TOL, are lower than the default's (with 5
+repetitions each the smallest possible p is 1/252, about 0.004).  The
+report counts the dominated cells with p <= ALPHA beside all of them.
 """
 from . import stats
 
@@ -46,6 +54,9 @@ DEFAULT = "cocktail-default"
 FALLBACK = "cocktail-auto"
 # "faster": by more than this fraction; "as fast": within it
 TOL = 0.05
+# a domination by medians counts as beyond chance at this one-sided
+# Mann-Whitney p over the repetitions (dominance_p())
+ALPHA = 0.05
 # float slack so that a time exactly 5% over counts as within 5%
 _EPS = 1e-9
 CROSS_KINDS = ("none", "udp", "tcp")
@@ -92,7 +103,8 @@ def row_harm(row, retrans, cross):
 
 def cell_values(rows, retrans, cross_of, harm_agg="mean",
                 harm_fn=None):
-    """One policy's rows of one cell -> {time, harm, reps, cross_known}.
+    """One policy's rows of one cell -> {time, harm, reps, rep_times,
+    cross_known}; rep_times: each repetition's median time.
     CROSS_OF(row) names its cross traffic; HARM_AGG how repetitions
     combine ("mean", or "median" for the report's sensitivity check);
     HARM_FN(row) replaces the per-row harm (the sensitivity checks)."""
@@ -112,6 +124,10 @@ def cell_values(rows, retrans, cross_of, harm_agg="mean",
             per_rep[rep] = None
         elif per_rep.get(rep, 0.0) is not None:
             per_rep[rep] = per_rep.get(rep, 0.0) + h
+    by_rep = {}
+    for r in rows:
+        if r.get("seconds") not in (None, ""):
+            by_rep.setdefault(r.get("rep"), []).append(r["seconds"])
     vals = list(per_rep.values())
     if not vals or any(v is None for v in vals):
         harm = None
@@ -119,6 +135,7 @@ def cell_values(rows, retrans, cross_of, harm_agg="mean",
         harm = stats.median(vals) if harm_agg == "median" else \
             stats.mean(vals)
     return {"time": stats.median(times), "harm": harm, "reps": len(per_rep),
+            "rep_times": [stats.median(v) for v in by_rep.values()],
             "cross_known": known and harm is not None,
             "ideal": stats.median(r.get("ideal_s") for r in rows
                                   if r.get("ideal_s") not in (None, ""))}
@@ -129,14 +146,27 @@ def _ok(c):
         c.get("harm") is not None
 
 
+def dominance_p(cell, baseline, default=DEFAULT, tol=TOL):
+    """One-sided Mann-Whitney p that BASELINE's repetitions were more
+    than TOL faster than DEFAULT's in CELL (None without both sides'
+    repetition times)."""
+    b, d = cell.get(baseline) or {}, cell.get(default) or {}
+    bt, dt = b.get("rep_times"), d.get("rep_times")
+    if not bt or not dt:
+        return None
+    return stats.mann_whitney_less([t * (1 + tol) for t in
+                                    stats.clean(bt)], dt)[1]
+
+
 def classify(cell, default=DEFAULT, baselines=BASELINES, tol=TOL):
     """CELL: {policy: {time, harm}}.  Returns {status, dominators (the
-    baselines that dominate), fastest (the fastest baseline), ratio (the
-    default's time / the fastest baseline's)} with status one of
-    dominated, won, neither, incomplete."""
+    baselines that dominate), p ({dominator: dominance_p()}), fastest
+    (the fastest baseline), ratio (the default's time / the fastest
+    baseline's)} with status one of dominated, won, neither,
+    incomplete."""
     d = cell.get(default)
-    out = {"status": "incomplete", "dominators": [], "fastest": None,
-           "ratio": None}
+    out = {"status": "incomplete", "dominators": [], "p": {},
+           "fastest": None, "ratio": None}
     have = [b for b in baselines if _ok(cell.get(b))]
     if have:
         out["fastest"] = min(have, key=lambda b: cell[b]["time"])
@@ -148,6 +178,8 @@ def classify(cell, default=DEFAULT, baselines=BASELINES, tol=TOL):
     out["dominators"] = [b for b in have if
                          t > (1 + tol) * cell[b]["time"] * (1 + _EPS) and
                          cell[b]["harm"] <= h]
+    out["p"] = {b: dominance_p(cell, b, default, tol)
+                for b in out["dominators"]}
     if out["dominators"]:
         out["status"] = "dominated"
     elif len(have) < len(baselines):
@@ -160,7 +192,15 @@ def classify(cell, default=DEFAULT, baselines=BASELINES, tol=TOL):
     return out
 
 
-# the issue's goals: on a path the idle period did not change, the
+def significant(verdict, alpha=None):
+    """Whether a dominated VERDICT (classify()) has a dominator with
+    p <= ALPHA (default ALPHA)."""
+    alpha = ALPHA if alpha is None else alpha
+    return verdict["status"] == "dominated" and any(
+        p is not None and p <= alpha for p in verdict["p"].values())
+
+
+# the goals: on a path the idle period did not change, the
 # default within this factor of the ideal
 QUIET_IDEAL = 1.10
 

@@ -285,23 +285,34 @@ def score(grids, **kw):
 
 
 def _counts_md(grids, scored):
-    md = ["\n| grid | default | cells | dominated | won | neither | "
-          "incomplete | cross loss in harm |\n|---|---|---|---|---|---|---"
-          "|---|\n"]
+    md = ["\n| grid | default | cells | dominated | of them p ≤ %.2f | won "
+          "| neither | incomplete | cross loss in harm |\n|---|---|---|---|"
+          "---|---|---|---|---|\n" % sc.ALPHA]
     total = sc.tally([])
+    total["significant"] = 0
     for g in grids:
         t = sc.tally(v for _, _, v in scored[g.name])
+        t["significant"] = sum(sc.significant(v)
+                               for _, _, v in scored[g.name])
         known = sum(1 for _, c, _ in scored[g.name]
                     if c.get(g.default, {}).get("cross_known"))
         for k in total:
             total[k] += t[k]
-        md.append("| %s | %s | %d | %d | %d | %d | %d | %d of %d cells |\n"
-                  % (g.name, g.default, t["cells"], t["dominated"],
-                     t["won"], t["neither"], t["incomplete"], known,
-                     t["cells"]))
-    md.append("| **all** | | %d | **%d** | **%d** | %d | %d | |\n" % (
-        total["cells"], total["dominated"], total["won"], total["neither"],
-        total["incomplete"]))
+        md.append("| %s | %s | %d | %d | %d | %d | %d | %d | %d of %d "
+                  "cells |\n" % (g.name, g.default, t["cells"],
+                                 t["dominated"], t["significant"], t["won"],
+                                 t["neither"], t["incomplete"], known,
+                                 t["cells"]))
+    md.append("| **all** | | %d | **%d** | %d | **%d** | %d | %d | |\n" % (
+        total["cells"], total["dominated"], total["significant"],
+        total["won"], total["neither"], total["incomplete"]))
+    md.append("\n*p*: a one-sided Mann–Whitney test over the repetitions' "
+              "times (exact) that a dominating baseline was more than "
+              "%d%% faster; a cell counts when one of its dominators has "
+              "p ≤ %.2f. With 5 repetitions each the smallest p is "
+              "1/252 (0.004); a domination by medians with a larger p "
+              "rests on repetitions whose times overlap.\n"
+              % (round(sc.TOL * 100), sc.ALPHA))
     return md, total
 
 
@@ -310,24 +321,27 @@ def _ratios_md(grids, scored):
     cells each baseline dominates, and harm summed over cells."""
     md = ["\n## The default against each baseline\n\nPer grid: the median "
           "over cells of the default's time / the baseline's, the cells "
-          "the baseline dominates, and each policy's harm summed over the "
-          "cells (segments).\n\n| grid | baseline | default / baseline "
-          "(median time) | dominates in | harm baseline | harm default |\n"
-          "|---|---|---|---|---|---|\n"]
+          "the baseline dominates (all, and those with p ≤ %.2f), and each "
+          "policy's harm summed over the cells (segments).\n\n| grid | "
+          "baseline | default / baseline (median time) | dominates in | "
+          "of them p ≤ %.2f | harm baseline | harm default |\n"
+          "|---|---|---|---|---|---|---|\n" % (sc.ALPHA, sc.ALPHA)]
     for g in grids:
         for b in sc.BASELINES:
-            rs, dom, hb, hd = [], 0, 0.0, 0.0
+            rs, dom, sig, hb, hd = [], 0, 0, 0.0, 0.0
             for _, c, v in scored[g.name]:
                 d, x = c.get(g.default), c.get(b)
                 if not (d and x) or d["time"] is None or not x["time"]:
                     continue
                 rs.append(d["time"] / x["time"])
                 dom += b in v["dominators"]
+                p = v["p"].get(b)
+                sig += p is not None and p <= sc.ALPHA
                 hb += x["harm"] or 0
                 hd += d["harm"] or 0
             if rs:
-                md.append("| %s | %s | %.2f | %d | %s | %s |\n" % (
-                    g.name, b, stats.median(rs), dom, table.fmt(hb),
+                md.append("| %s | %s | %.2f | %d | %d | %s | %s |\n" % (
+                    g.name, b, stats.median(rs), dom, sig, table.fmt(hb),
                     table.fmt(hd)))
     return md
 
@@ -408,7 +422,9 @@ def _cells_md(g, scored):
         d = c.get(g.default) or {}
         st = v["status"]
         if st == "dominated":
-            st += " by " + ", ".join(v["dominators"])
+            st += " by " + ", ".join(
+                b if v["p"].get(b) is None else
+                "%s (p %.3f)" % (b, v["p"][b]) for b in v["dominators"])
         md.append("| %s | %s | %s | %s | %s | %s | %s |\n" % (
             _fmt_key(g, k), table.fmt(d.get("time")),
             "%s (%s s)" % (v["fastest"], table.fmt(c[v["fastest"]]["time"]))
@@ -431,7 +447,8 @@ def _csv_rows(grids, scored):
                        "role": "default" if p == g.default else "baseline",
                        "seconds": x["time"], "harm": x["harm"],
                        "reps": x["reps"], "cross_known": int(x["cross_known"]),
-                       "status": v["status"]}
+                       "status": v["status"],
+                       "p": (v["p"].get(p) if p in v["p"] else "")}
                 out.append(row)
     return out
 

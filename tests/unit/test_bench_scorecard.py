@@ -36,6 +36,37 @@ def test_a_faster_baseline_with_no_more_harm_dominates():
     assert v["fastest"] == "bbr" and v["ratio"] == 2.0
 
 
+def test_a_domination_gets_a_p_value_over_the_repetitions():
+    def reps(times, harm=0):
+        return {"time": sorted(times)[len(times) // 2], "harm": harm,
+                "rep_times": times}
+    # every repetition of cubic-nossai more than 5% faster: p = 1/252
+    c = {D: reps([2.0, 2.1, 2.2, 2.3, 2.4]),
+         "linux-default": reps([3.0] * 5),
+         "cubic-nossai": reps([1.0, 1.1, 1.2, 1.3, 1.4]),
+         "bbr": reps([2.5] * 5)}
+    v = sc.classify(c)
+    assert v["dominators"] == ["cubic-nossai"]
+    assert v["p"]["cubic-nossai"] == pytest.approx(1 / 252)
+    assert sc.significant(v)
+    # bimodal: the medians differ, the repetitions overlap
+    c["cubic-nossai"] = reps([0.5, 0.6, 1.0, 4.0, 5.0])
+    c[D] = reps([0.55, 2.0, 2.1, 2.2, 2.3])
+    v = sc.classify(c)
+    assert v["dominators"] == ["cubic-nossai"]
+    assert v["p"]["cubic-nossai"] > sc.ALPHA and not sc.significant(v)
+    # the test is of "more than 5% faster": within 5% is no evidence
+    c["cubic-nossai"] = reps([t / 1.05 for t in c[D]["rep_times"]])
+    assert sc.dominance_p(c, "cubic-nossai") > 0.5
+    # no repetition times (a hand-made cell): no p, not significant
+    v = sc.classify(cell((2.0, 5), ssr=(2.1, 5), nossai=(1.5, 5),
+                         bbr=(1.0, 9)))
+    assert v["p"] == {"cubic-nossai": None} and not sc.significant(v)
+    assert not sc.significant(sc.classify(cell((1.0, 0), ssr=(1.0, 0),
+                                                nossai=(1.0, 0),
+                                                bbr=(1.0, 0))))
+
+
 def test_faster_but_more_harm_is_neither():
     # every baseline faster by more than 5%, each with more harm
     assert status(cell((2.0, 5), ssr=(1.5, 6), nossai=(1.5, 7),
@@ -138,6 +169,8 @@ def test_cell_values_median_time_and_mean_harm_per_repetition():
             for rep in (0, 1) for i in range(3)]
     v = sc.cell_values(rows, "retrans", lambda r: "none")
     assert v["harm"] == (0 + 3) / 2 and v["time"] == pytest.approx(0.2)
+    # each repetition's median time, for the test over repetitions
+    assert v["rep_times"] == pytest.approx([0.2, 0.2])
     # a failed run (no time) is neither a time nor a harm
     rows.append({"rep": 2, "seconds": None, "retrans": 99})
     assert sc.cell_values(rows, "retrans", lambda r: "none")["harm"] == 1.5
@@ -187,10 +220,17 @@ def test_report_writes_table_csv_and_plot(tmp_path):
     scen.run(ctx)
     scen.report(ctx, [])
     md = (tmp_path / "table.md").read_text()
-    assert "| **all** | | 127 | **51** | **21** |" in md
+    # 51 dominated by medians, 7 of them with p <= 0.05
+    assert "| **all** | | 127 | **51** | 7 | **21** |" in md
+    assert "(p 0.050)" in md      # 3 repetitions each: p >= 1/20
     assert "`cocktail-auto`" in md
     assert (tmp_path / "pareto.png").read_bytes()[:4] == b"\x89PNG"
-    assert "dominated" in (tmp_path / "cells.csv").read_text()
+    rows = list(csv.DictReader(open(tmp_path / "cells.csv")))
+    assert any(r["status"] == "dominated" for r in rows)
+    # a dominating baseline's row carries its p, the default's none
+    assert any(r["p"] and float(r["p"]) <= sc.ALPHA for r in rows
+               if r["role"] == "baseline")
+    assert all(r["p"] == "" for r in rows if r["role"] == "default")
 
 
 def test_cocktail_default_runs_the_declared_defaults(tmp_path):

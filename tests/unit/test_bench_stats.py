@@ -57,3 +57,33 @@ def test_t_quantiles():
     assert stats.t95(30) == 2.042
     assert stats.t95(31) == 1.96
     assert stats.t95(0) is None
+
+
+def test_mann_whitney_exact_for_five_against_five():
+    # every value of A below every value of B: the one split of 252
+    u, p = stats.mann_whitney_less([1, 2, 3, 4, 5], [6, 7, 8, 9, 10])
+    assert u == 25 and p == pytest.approx(1 / 252)
+    u, p = stats.mann_whitney_less([6, 7, 8, 9, 10], [1, 2, 3, 4, 5])
+    assert u == 0 and p == 1.0
+    # one pair out of order: U 24, two splits of 252 reach it
+    u, p = stats.mann_whitney_less([1, 2, 3, 4, 6], [5, 7, 8, 9, 10])
+    assert u == 24 and p == pytest.approx(2 / 252)
+    # ties count one half, and identical samples are no evidence
+    assert stats.mann_whitney_less([1, 1, 1], [1, 1, 1]) == (4.5, 1.0)
+    assert stats.mann_whitney_less([], [1]) == (None, None)
+    assert stats.mann_whitney_less([None, 1], [2])[0] == 1.0
+
+
+def test_mann_whitney_normal_approximation_agrees_with_exact():
+    a = [0.1 * i for i in range(9)]
+    b = [0.1 * i + 0.35 for i in range(9)]
+    exact = stats.mann_whitney_less(a, b)
+    old = stats._EXACT_SPLITS
+    try:
+        stats._EXACT_SPLITS = 0
+        approx = stats.mann_whitney_less(a, b)
+    finally:
+        stats._EXACT_SPLITS = old
+    assert exact[0] == approx[0]
+    assert approx[1] == pytest.approx(exact[1], abs=0.01)
+    assert 0.001 < exact[1] < 0.1
