@@ -210,8 +210,12 @@ def goals(cells, default=DEFAULT, baseline="linux-default"):
     quiet (cross "none": cells, and those where the default is within
     QUIET_IDEAL of the ideal with harm no higher than any baseline's)
     and busy (cross traffic: cells, and those where the default is
-    faster than BASELINE with no more harm)."""
-    out = {"quiet": 0, "quiet_met": 0, "busy": 0, "busy_met": 0}
+    faster than BASELINE with no more harm; the others split by which
+    of the two it missed: slower with no more harm, faster with more,
+    slower with more)."""
+    out = {"quiet": 0, "quiet_met": 0, "busy": 0, "busy_met": 0,
+           "busy_slower_less_harm": 0, "busy_faster_more_harm": 0,
+           "busy_slower_more_harm": 0}
     for cross, c in cells:
         d = c.get(default)
         if not _ok(d):
@@ -226,8 +230,12 @@ def goals(cells, default=DEFAULT, baseline="linux-default"):
                                    for b in BASELINES)
         elif _ok(c.get(baseline)):
             out["busy"] += 1
-            out["busy_met"] += d["time"] < c[baseline]["time"] and \
-                d["harm"] <= c[baseline]["harm"]
+            faster = d["time"] < c[baseline]["time"]
+            less = d["harm"] <= c[baseline]["harm"]
+            out["busy_met"] += faster and less
+            out["busy_slower_less_harm"] += not faster and less
+            out["busy_faster_more_harm"] += faster and not less
+            out["busy_slower_more_harm"] += not faster and not less
     return out
 
 

@@ -188,8 +188,12 @@ def verdict_text(cells):
     if v["status"] == "won":
         return "**won**: %s, no more harm than any baseline" % ratio
     if v["status"] == "dominated":
-        return "**dominated** by %s (more than 5%% faster, no more harm); " \
-            "%s" % (", ".join(v["dominators"]), ratio)
+        return "**dominated** by %s: more than 5%% faster with no more " \
+            "harm (one-sided Mann–Whitney test over the repetitions: %s); " \
+            "%s" % (", ".join(v["dominators"]), ", ".join(
+                "%s p %s" % (b, "n/a" if v["p"].get(b) is None else
+                             "%.3f" % v["p"][b]) for b in v["dominators"]),
+                    ratio)
     return "neither won nor dominated: %s" % ratio
 
 

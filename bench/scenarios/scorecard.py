@@ -357,13 +357,17 @@ def _goals_md(grids, scored):
           "keepalive: a bulk flow throughout) where the default was "
           "faster than `linux-default` with no more harm.\n\n"
           "| grid | quiet cells | quiet: goal met | busy cells | busy: goal "
-          "met |\n|---|---|---|---|---|\n" % sc.QUIET_IDEAL]
+          "met | busy, missed: slower, no more harm | faster, more harm | "
+          "slower, more harm |\n|---|---|---|---|---|---|---|---|\n"
+          % sc.QUIET_IDEAL]
     for g in grids:
         cross_at = g.key.index("cross")
         o = sc.goals([(k[cross_at], c) for k, c, _ in scored[g.name]],
                      g.default)
-        md.append("| %s | %d | %d | %d | %d |\n" % (
-            g.name, o["quiet"], o["quiet_met"], o["busy"], o["busy_met"]))
+        md.append("| %s | %d | %d | %d | %d | %d | %d | %d |\n" % (
+            g.name, o["quiet"], o["quiet_met"], o["busy"], o["busy_met"],
+            o["busy_slower_less_harm"], o["busy_faster_more_harm"],
+            o["busy_slower_more_harm"]))
     return md
 
 

@@ -140,7 +140,11 @@ def test_demo_verdicts_follow_the_scorecard():
     # the same rows where BBR costs nothing more: it dominates
     rows = [dict(r, cross_tcp_kbit_burst=4000, burst_retrans=0)
             if r["policy"] == "bbr" else r for r in rows]
-    assert "**dominated** by bbr" in demo.path_md(rows, "competitor")
+    # 3 repetitions each, every pair apart: p = 1/20
+    c = demo.path_md(rows, "competitor")
+    assert "**dominated** by bbr: " in c
+    assert "(one-sided Mann–Whitney test over the repetitions: bbr p " \
+        "0.050)" in c
     assert demo.path_md(rows, "nosuch") == ""
 
 

@@ -337,10 +337,13 @@ def test_goals_quiet_against_the_ideal_busy_against_linux_default():
         ("udp", c((0.9, 5), ssr=(1.0, 5))),     # busy, met
         ("tcp", c((0.9, 6), ssr=(1.0, 5))),     # busy, more harm
         ("tcp", c((1.0, 0), ssr=(1.0, 5))),     # busy, not faster
+        ("udp", c((1.2, 7), ssr=(1.0, 5))),     # busy, slower and more harm
         ("udp", {D: {"time": 1.0, "harm": None}}),   # no harm: not counted
     ]
-    assert sc.goals(cells) == {"quiet": 3, "quiet_met": 1, "busy": 3,
-                               "busy_met": 1}
+    assert sc.goals(cells) == {"quiet": 3, "quiet_met": 1, "busy": 4,
+                               "busy_met": 1, "busy_slower_less_harm": 1,
+                               "busy_faster_more_harm": 1,
+                               "busy_slower_more_harm": 1}
 
 
 def run_scorecard(tmp_path, *args, ok=True):
