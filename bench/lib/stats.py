@@ -4,6 +4,7 @@ Every function accepts an iterable of numbers; None and NaN are ignored
 (a run that failed to produce a value is not a zero).  An empty input gives
 None for every statistic instead of raising, so a table cell can say "n/a".
 """
+import itertools
 import math
 
 # Two-sided 95% Student t quantiles for df = 1..30; above that 1.96 is used.
@@ -118,7 +119,6 @@ def mann_whitney_less(a, b):
     n, m = len(a), len(b)
     pooled = a + b
     if math.comb(n + m, n) <= _EXACT_SPLITS:
-        import itertools
         idx = range(n + m)
         hits = total = 0
         for pick in itertools.combinations(idx, n):
