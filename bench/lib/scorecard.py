@@ -110,7 +110,7 @@ def cell_values(rows, retrans, cross_of, harm_agg="mean",
     HARM_FN(row) replaces the per-row harm (the sensitivity checks)."""
     times = [r["seconds"] for r in rows if r.get("seconds") not in
              (None, "")]
-    per_rep, known = {}, True
+    per_rep, by_rep, known = {}, {}, True
     for r in rows:
         if r.get("seconds") in (None, ""):
             continue                        # a failed run: no time, no harm
@@ -120,14 +120,11 @@ def cell_values(rows, retrans, cross_of, harm_agg="mean",
             h, k = row_harm(r, retrans, cross_of(r))
         known = known and k
         rep = r.get("rep")
+        by_rep.setdefault(rep, []).append(r["seconds"])
         if h is None:
             per_rep[rep] = None
         elif per_rep.get(rep, 0.0) is not None:
             per_rep[rep] = per_rep.get(rep, 0.0) + h
-    by_rep = {}
-    for r in rows:
-        if r.get("seconds") not in (None, ""):
-            by_rep.setdefault(r.get("rep"), []).append(r["seconds"])
     vals = list(per_rep.values())
     if not vals or any(v is None for v in vals):
         harm = None
@@ -192,12 +189,16 @@ def classify(cell, default=DEFAULT, baselines=BASELINES, tol=TOL):
     return out
 
 
+def beyond_chance(p, alpha=None):
+    """Whether a dominance_p() P is at most ALPHA (default ALPHA)."""
+    return p is not None and p <= (ALPHA if alpha is None else alpha)
+
+
 def significant(verdict, alpha=None):
     """Whether a dominated VERDICT (classify()) has a dominator with
     p <= ALPHA (default ALPHA)."""
-    alpha = ALPHA if alpha is None else alpha
     return verdict["status"] == "dominated" and any(
-        p is not None and p <= alpha for p in verdict["p"].values())
+        beyond_chance(p, alpha) for p in verdict["p"].values())
 
 
 # the goals: on a path the idle period did not change, the

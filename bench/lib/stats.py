@@ -4,6 +4,7 @@ Every function accepts an iterable of numbers; None and NaN are ignored
 (a run that failed to produce a value is not a zero).  An empty input gives
 None for every statistic instead of raising, so a table cell can say "n/a".
 """
+import collections
 import itertools
 import math
 
@@ -128,11 +129,8 @@ def mann_whitney_less(a, b):
             total += 1
             hits += _u_less(xa, xb) >= u - 1e-9
         return u, hits / total
-    # normal approximation: ranks with ties averaged
-    order = sorted(pooled)
-    ties = {}
-    for v in order:
-        ties[v] = ties.get(v, 0) + 1
+    # normal approximation, with the tie correction
+    ties = collections.Counter(pooled)
     nn = n + m
     var = n * m / 12.0 * ((nn + 1) - sum(t ** 3 - t for t in ties.values())
                           / (nn * (nn - 1)))

@@ -335,8 +335,7 @@ def _ratios_md(grids, scored):
                     continue
                 rs.append(d["time"] / x["time"])
                 dom += b in v["dominators"]
-                p = v["p"].get(b)
-                sig += p is not None and p <= sc.ALPHA
+                sig += sc.beyond_chance(v["p"].get(b))
                 hb += x["harm"] or 0
                 hd += d["harm"] or 0
             if rs:
@@ -452,7 +451,7 @@ def _csv_rows(grids, scored):
                        "seconds": x["time"], "harm": x["harm"],
                        "reps": x["reps"], "cross_known": int(x["cross_known"]),
                        "status": v["status"],
-                       "p": (v["p"].get(p) if p in v["p"] else "")}
+                       "p": v["p"].get(p, "")}
                 out.append(row)
     return out
 
