@@ -97,6 +97,7 @@ __u32 check_rtt_pct = 125;
 __u32 check_rate_pct = 75;
 __u32 check_rate_miss SEC(".data") = 0;
 __u32 probe_pct = 100;
+__u32 wnd_cap = 1;
 
 /*
  * Counters (enum cocktail_counter), read by the tool; a power of two of
@@ -402,6 +403,12 @@ static __always_inline __u32 shell_rto(struct sock *sk)
 static __always_inline bool shell_rate_app_limited(const struct tcp_sock *tp)
 {
 	return BPF_CORE_READ_BITFIELD(tp, rate_app_limited);
+}
+
+static __always_inline bool shell_rwnd_limited(const struct tcp_sock *tp)
+{
+	return BPF_CORE_READ_BITFIELD(tp, chrono_type) ==
+	       TCP_CHRONO_RWND_LIMITED;
 }
 
 /* sk_max_pacing_rate, at most what bpf_setsockopt() can set. */

@@ -25,6 +25,8 @@
  *   shell_in_slow_start(tp), shell_in_initial_slowstart(tp),
  *   shell_packets_in_flight(tp), shell_is_cwnd_limited(sk),
  *   shell_rate_app_limited(tp) as the kernel's tcp_* helpers and fields
+ *   shell_rwnd_limited(tp)     the last transmit attempt stopped at the
+ *                              peer's window (chrono_type)
  *   shell_max_pacing_rate(sk)  sk_max_pacing_rate as a cap, B/s
  *   shell_iw_now(sk)           the initial window now, segments
  *   shell_set_iw(sk)           apply it to a new connection
@@ -445,7 +447,9 @@ next:
 /*
  * restart=measure: the flight's window is the BDP of the pre-idle rate
  * (the pace_rate estimate, raised by probe_pct after a passed check
- * whose lowest RTT showed a queue, cp_probe_rate()) and the path's minimum
+ * whose lowest RTT showed a queue, cp_probe_rate(); at most the peer's
+ * window per minimum RTT when that window held data back since the last
+ * restart and wnd_cap is on, cp_wnd_rate()) and the path's minimum
  * RTT, less after recent failed checks or a queue before the idle
  * period that the window @before (segments) does not explain, at least
  * what a slow-start restart would allow; it is paced at that rate and
@@ -476,7 +480,10 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 			       shell_param(probe_pct), shell_max_pacing_rate(sk));
 	if (probed > rate)
 		shell_count(CC_MEASURE_PROBED);
-	rate = probed;
+	rate = cp_wnd_rate(probed, shell_param(wnd_cap) && ca->rwnd,
+			   tp->snd_wnd, ck_path_rtt_us(tp));
+	if (rate < probed)
+		shell_count(CC_MEASURE_WND);
 	bdp = cp_bdp_segs(rate, ck_path_rtt_us(tp), tp->mss_cache);
 	if (bdp)
 		shell_pace_start(sk, rate);
@@ -559,6 +566,8 @@ CK_FN void ck_restart_apply(struct sock *sk, u32 idle)
 	after = cp_restart_cwnd(pol, before, shell_iw_now(sk), idle, rto);
 	if (pol == CP_MEASURE)
 		rate = ck_measure_restart(sk, before, &after);
+	/* the next restart's window cap is for what this one's held back */
+	ca->rwnd = 0;
 	ssthresh = ck_restart_ssthresh(sk, pol, ssthresh, before);
 	tp->snd_ssthresh = ssthresh;
 	shell_set_cwnd(tp, after);
@@ -962,6 +971,9 @@ CK_FN void ck_in_ack_event(struct sock *sk, u32 flags)
 	 */
 	ck_sample_bw(sk);
 	ck_update_round(sk);
+	/* the peer's window held back what the last transmit attempt had */
+	if (shell_rwnd_limited(shell_tp(sk)))
+		ca->rwnd = 1;
 	/* A measured flight's window is the check's (its timer shares a word). */
 	if (ca->mstate) {
 		shell_stamp(sk);

@@ -408,11 +408,11 @@ static inline void cp_maxwin_lower(struct cp_maxwin *w, u64 rate)
  * A signature of the kernel's saved rate sample (segments delivered over
  * an interval in us), to tell a new sample from the one already seen: the
  * kernel keeps the last one until a new one replaces it.  Two different
- * samples with one signature cost one missed sample, nothing else; 15
- * bits make that one new sample in 32768 (the 16th bit of the word that
- * keeps it holds a flag).
+ * samples with one signature cost one missed sample, nothing else; 14
+ * bits make that one new sample in 16384 (the other 2 bits of the word
+ * that keeps it hold flags).
  */
-#define CP_SAMPLE_SIG_MASK	0x7fffU
+#define CP_SAMPLE_SIG_MASK	0x3fffU
 
 static inline u16 cp_sample_sig(u32 delivered, u32 interval_us)
 {
@@ -753,6 +753,30 @@ static inline u64 cp_probe_rate(u64 rate, bool queued, u32 misses,
 	if (cp_mul_u64_u32(rate, pct, &r))
 		r = cp_div_u64_rem(r, 100, &rem);
 	return r < cap ? r : cap;
+}
+
+/*
+ * The rate a measured restart paces at, in B/s: @rate, at most the peer's
+ * window @wnd (bytes) per @rtt_us (the path's minimum RTT) when that
+ * window held the connection's data back since its last restart
+ * (@limited).  Such a flow cannot deliver more than a window per round
+ * trip whatever the path's rate: each later window leaves as the ACKs of
+ * the one before return.  Paced faster, a window only leaves sooner in
+ * its round trip, as a train at the path's rate (the ACK-train rate,
+ * cp_path_rate(), is the bottleneck's, not the window's), which a link
+ * that others took during the idle period queues or drops before the
+ * first ACK can show them; paced at the window's rate it spreads over
+ * the round trip, and a quiet path gives up only the part of a round
+ * trip in which the last window would have left sooner.  A window that
+ * did not hold data back says nothing of the next response, which may
+ * fit in one window: then pacing slower only delays it.  0 for @wnd or
+ * @rtt_us: no cap.
+ */
+static inline u64 cp_wnd_rate(u64 rate, bool limited, u32 wnd, u32 rtt_us)
+{
+	u64 w = cp_rate(wnd, 1, rtt_us, CP_U64_MAX);
+
+	return limited && w && w < rate ? w : rate;
 }
 
 /*

@@ -102,10 +102,14 @@ struct cocktail {
 					 */
 	};
 	u32 nvp_stamp;			/* jiffies: RFC 7661 NVP start */
-	u16 bw_sig:15,			/* hash of the last rate sample fed */
-	    passed:1;			/* measure: the last check passed
+	u16 bw_sig:14,			/* hash of the last rate sample fed */
+	    passed:1,			/* measure: the last check passed
 					 * and its lowest RTT showed a queue
 					 * (probe_pct applies)
+					 */
+	    rwnd:1;			/* the peer's window held data back
+					 * since the last restart (wnd_cap
+					 * applies)
 					 */
 	u16 low_rtt;			/* lowest RTT sample of a measured
 					 * restart's check (CM_CHECK), else
@@ -170,6 +174,7 @@ enum cocktail_counter {
 	CC_MEASURE_NO_RATE,	/* measure without a rate: acted as ssr */
 	CC_MEASURE_QUEUED,	/* measure: flight halved, a queue stood */
 	CC_MEASURE_PROBED,	/* measure: flight above the rate, probe_pct */
+	CC_MEASURE_WND,		/* measure: flight at the peer's window rate */
 	CC_CHECK_FULL,		/* measure: path unchanged, flight as sized */
 	CC_CHECK_RTT,		/* ... left the flight: RTT rose */
 	CC_CHECK_RATE,		/* ... ACKs slower than the flight */
@@ -247,6 +252,7 @@ static const char * const cocktail_counter_names[CC_NR] = {
 	[CC_MEASURE_NO_RATE] = "measure_no_rate",
 	[CC_MEASURE_QUEUED] = "measure_queued",
 	[CC_MEASURE_PROBED] = "measure_probed",
+	[CC_MEASURE_WND] = "measure_wnd",
 	[CC_CHECK_FULL] = "check_full",
 	[CC_CHECK_RTT] = "check_rtt",
 	[CC_CHECK_RATE] = "check_rate",

@@ -133,6 +133,8 @@
  *         |  rate = max(pace_rate estimate, ACK-train rate),
  *         |  times probe_pct / 100 when the last check passed
  *         |  with its lowest RTT > queue_pct % min RTT, misses 0,
+ *         |  at most snd_wnd / min RTT when the peer's window held
+ *         |  data back since the last restart (wnd_cap),
  *         |  BDP = rate * min RTT / mss;
  *         |  cwnd = max(BDP >> (misses + halve) + 2, min(IW, cwnd))
  *         |  (queued: RTT > queue_pct % min RTT, RTT the last round's
@@ -187,6 +189,17 @@
  * cwnd / RTT), the module times the ACK train of every round (see
  * ck_train_ack() in cocktail_core.h), which shows the bottleneck's rate
  * even when the window filled a fraction of the round trip.
+ * A connection the peer's window held back cannot use that rate: it
+ * delivers a window per round trip however fast the window leaves.  When
+ * the kernel found the window the limit (tp->chrono_type
+ * TCP_CHRONO_RWND_LIMITED at an ACK) since the last restart, the flight
+ * is paced at most at snd_wnd per minimum RTT (wnd_cap, counted in
+ * measure_wnd): paced at the path's rate a window would leave as a
+ * train in a fraction of the round trip, which a link others took
+ * during the idle period queues or drops before the first ACK is back,
+ * while at the window's rate it gives up only the part of a round trip
+ * in which the last window would have left sooner.  A window that held
+ * nothing back says nothing of the next response, which may fit in it.
  * A flight at the bottleneck's rate builds no queue, so its RTTs stay at
  * the minimum and its ACKs come back as fast as it was sent, unless the
  * path changed during the idle period: a competitor's queue raises the
@@ -509,6 +522,13 @@ static unsigned int cocktail_check_rate_miss __read_mostly;
  * failed one is remembered (cp_probe_rate()).
  */
 static unsigned int cocktail_probe_pct __read_mostly = 100;
+/*
+ * restart=measure: on, a connection whose data the peer's window held
+ * back paces its flight at most at that window per minimum RTT
+ * (cp_wnd_rate()): faster gains it less than a round trip and makes the
+ * window a train at the path's rate.
+ */
+static unsigned int cocktail_wnd_cap __read_mostly = 1;
 /* On: without it ssthresh starts at the kernel's "infinity". */
 static unsigned int cocktail_ssthresh_est __read_mostly = 1;
 
@@ -740,6 +760,9 @@ static const struct kernel_param_ops cocktail_probe_ops = {
 module_param_cb(probe_pct, &cocktail_probe_ops, &cocktail_probe_pct, 0644);
 MODULE_PARM_DESC(probe_pct, "restart=measure paces and sizes its flight at this percentage of the pre-idle rate when the connection's last check passed with its lowest RTT above queue_pct % of the minimum (a queue others kept) and while it remembers no failed one (100..400, default 100)");
 
+module_param_cb(wnd_cap, &cocktail_bool_ops, &cocktail_wnd_cap, 0644);
+MODULE_PARM_DESC(wnd_cap, "1: restart=measure paces a connection whose data the peer's window held back since its last restart at most at that window per minimum RTT; 0: at the path's rate (default 1)");
+
 /* ---- counters ------------------------------------------------------ */
 
 static atomic_long_t cocktail_counters[CC_NR];
@@ -924,6 +947,7 @@ static bool cocktail_app_limited_decay_ok(const struct sock *sk)
 #define COCKTAIL_PARAM_check_rate_pct	cocktail_check_rate_pct
 #define COCKTAIL_PARAM_check_rate_miss	cocktail_check_rate_miss
 #define COCKTAIL_PARAM_probe_pct	cocktail_probe_pct
+#define COCKTAIL_PARAM_wnd_cap		cocktail_wnd_cap
 
 /*
  * The core's names for the socket, mapped onto the kernel's helpers and
@@ -947,6 +971,8 @@ static bool cocktail_app_limited_decay_ok(const struct sock *sk)
 #define shell_packets_in_flight(tp)	tcp_packets_in_flight(tp)
 #define shell_is_cwnd_limited(sk)	tcp_is_cwnd_limited(sk)
 #define shell_rate_app_limited(tp)	((tp)->rate_app_limited)
+#define shell_rwnd_limited(tp)		\
+	((tp)->chrono_type == TCP_CHRONO_RWND_LIMITED)
 #define shell_max_pacing_rate(sk)	READ_ONCE((sk)->sk_max_pacing_rate)
 #define shell_iw_now(sk)		cocktail_iw_now(sk)
 #define shell_set_iw(sk)		cocktail_set_iw(sk)

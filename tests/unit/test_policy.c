@@ -644,6 +644,24 @@ static void test_measure(void)
 		 CP_U64_MAX);				/* no overflow */
 	CHECK_EQ(cp_probe_rate(CP_U64_MAX / 2, true, 0, 400, CP_U64_MAX - 1),
 		 CP_U64_MAX - 1);
+	/*
+	 * the peer's window caps a rate it held back: 22 segments of 1448
+	 * over a 600 ms minimum RTT are 53093 B/s (425 kbit/s), below an
+	 * ACK-train rate of 1.5 Mbit/s; not when it held nothing back, not
+	 * above the rate, not without a window or an RTT
+	 */
+	CHECK_EQ(cp_wnd_rate(187500, true, 22 * 1448, 600000), 53093);
+	CHECK_EQ(cp_wnd_rate(187500, false, 22 * 1448, 600000), 187500);
+	CHECK_EQ(cp_wnd_rate(40000, true, 22 * 1448, 600000), 40000);
+	CHECK_EQ(cp_wnd_rate(187500, true, 0, 600000), 187500);
+	CHECK_EQ(cp_wnd_rate(187500, true, 22 * 1448, 0), 187500);
+	CHECK_EQ(cp_wnd_rate(0, true, 22 * 1448, 600000), 0);
+	/* the flight's window follows: 22 segments at the same RTT */
+	CHECK_EQ(cp_bdp_segs(cp_wnd_rate(187500, true, 22 * 1448, 600000),
+			     600000, 1448), 22);
+	/* a window of 1 GB over 1 us: the rate, no overflow */
+	CHECK_EQ(cp_wnd_rate(CP_U64_MAX - 1, true, 1U << 30, 1),
+		 (u64)(1U << 30) * 1000000);
 	/* the flight's window follows: 84 segments of 1448 at 100 ms, 105 */
 	CHECK_EQ(cp_bdp_segs(cp_probe_rate(1212500, true, 0, 100, CP_U64_MAX),
 			     100000, 1448), 84);

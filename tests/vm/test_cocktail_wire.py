@@ -106,18 +106,18 @@ def topo(cocktail):
 
 def params(**kw):
     """Set the build's parameters and check they read back; a test that
-    does not name growth, nvp_s, pace_burst, queue_pct, check_rate_miss or
-    probe_pct
-    runs with growth=reno, nvp_s=300, pace_burst=0 (flights paced from
-    their first segment), queue_pct=120, check_rate_miss=0 and
-    probe_pct=100, whatever
-    the test before set."""
+    does not name growth, nvp_s, pace_burst, queue_pct, check_rate_miss,
+    probe_pct or wnd_cap runs with growth=reno, nvp_s=300, pace_burst=0
+    (flights paced from their first segment), queue_pct=120,
+    check_rate_miss=0, probe_pct=100 and wnd_cap=1, whatever the test
+    before set."""
     kw.setdefault("growth", "reno")
     kw.setdefault("queue_pct", 120)
     kw.setdefault("nvp_s", 300)
     kw.setdefault("pace_burst", 0)
     kw.setdefault("check_rate_miss", 0)
     kw.setdefault("probe_pct", 100)
+    kw.setdefault("wnd_cap", 1)
     B.params(**kw)
 
 
@@ -762,9 +762,10 @@ def events(lines, name, dport):
 
 
 def burst_after_idle(t, name, warm_segs, idle, burst, competitor=None,
-                     between=None):
+                     between=None, clamp=0):
     """In-process: connect from pair 0's client to its server (cocktail),
-    send WARM_SEGS segments, call BETWEEN() if given, then start the idle
+    the client's receive window clamped to CLAMP bytes if given
+    (traffic.clamp_window), send WARM_SEGS segments, call BETWEEN() if given, then start the idle
     period (COMPETITOR() is called at its start), sleep IDLE seconds and
     write BURST segments. Captures at the router toward the server and
     traces the restart and check events. Returns a dict: the server's
@@ -778,7 +779,7 @@ def burst_after_idle(t, name, warm_segs, idle, burst, competitor=None,
         with B.events("cocktail_restart", "cocktail_check") as tr, \
                 Capture(t.capture_ns, t.capture_dev, pcap,
                         "tcp port %d" % MEASURE_PORT) as cap:
-            srv, cli = traffic.tcp_pair(lst, t.client, B.ca,
+            srv, cli = traffic.tcp_pair(lst, t.client, B.ca, clamp=clamp,
                                         timeout=300)
             try:
                 mss = tcpinfo.info(srv)["snd_mss"]
@@ -1211,6 +1212,10 @@ def test_measure_rate_exit_memory(cocktail, miss):
                 len(fl2), len(fl1), info)
 
 
+# payload bytes per second of a 10 Mbit/s link (frames of MSS + 66 bytes)
+LINK_BPS = 10e6 / 8 * 1448 / (1448 + 66)
+
+
 @pytest.mark.core_on_module
 def test_measure_probe(cocktail):
     """Probing behind a queue others kept. A 100 ms, 10 Mbit/s path
@@ -1229,7 +1234,10 @@ def test_measure_probe(cocktail):
     1.2 times the minimum; drained, the same but only the first restart
     is counted; on the quiet path neither restart is counted and that
     RTT is at most 1.2 times the minimum (an attempt where a premise does
-    not hold runs again). With 100 the second restart's flight on the wire (the
+    not hold runs again; so does one whose first restart paced above
+    1.25 times the link's rate, an ACK train the guest bunched, where
+    the first flight is the whole response). With 100 the second
+    restart's flight on the wire (the
     segments before the first ACK for them) is 0.85..1.15 of the
     first's (at most 1.15 when it took a round trip to send: its first
     ACK cut it). With 150 behind the queue the first restart does not probe
@@ -1282,6 +1290,11 @@ def test_measure_probe(cocktail):
             if [e["verdict"] for e in chk] != ["full"] or \
                     len(r["restart"]) != 2:
                 return False
+            # an ACK train the guest bunched reads above the link; a
+            # first flight sized from it is the whole response, and a
+            # probe cannot be seen above it
+            if int(r["restart"][0][1]["pacing_rate"]) > 1.25 * LINK_BPS:
+                return False
             seen = int(chk[0]["rtt_us"]) * 100 > \
                 int(chk[0]["min_rtt_us"]) * 120
             return r["queued"] == {"queue": 2, "drained": 1}.get(case, 0) \
@@ -1329,6 +1342,67 @@ def test_measure_probe(cocktail):
     assert 1.3 * b1 <= b2 <= 1.7 * b1, info
     s1, s2 = (mean_spacing(f) for f in runs["probe_150"]["flights"])
     assert s2 <= 0.85 * s1, info
+
+
+# The receiver's window in test_measure_window_cap: 22 segments of 1448
+# bytes, the window of Chan's 2 Mbit/s bench profile
+WND_BYTES = 22 * 1448
+
+
+@pytest.mark.core_on_module
+@pytest.mark.parametrize("cap", [1, 0])
+def test_measure_window_cap(cocktail, cap):
+    """A receiver whose window is clamped to 22 segments on a 200 ms,
+    10 Mbit/s path (100-packet queue): the window carries about
+    1.3 Mbit/s, an eighth of the link, and holds the 300-segment warm-up
+    back; the ACK trains of its windows still show the link's rate.
+    After 1.5 s idle, a 100-segment response. With wnd_cap=1 the
+    restart's rate (the restart event's pacing_rate) is at most the
+    window per minimum RTT (+5 %), counted in measure_wnd, and on the
+    wire the first flight (the segments before the first ACK for them)
+    spreads over at least half the minimum RTT; with wnd_cap=0 the rate
+    is the path's, at least twice the window's, measure_wnd does not
+    count, and the same flight leaves within half the minimum RTT. No
+    retransmission either way. Premise (run again otherwise): the
+    restart is measured and paced (pacing_rate > 0)."""
+    params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
+           ssthresh_est=1, check_rtt_pct=125, check_rate_pct=75,
+           wnd_cap=cap)
+
+    def run():
+        with Topo(rtt=200, rate="10mbit", limit=100) as t:
+            c0 = counters()
+            r = burst_after_idle(t, "measure_wnd_cap%d" % cap, 300, 1.5,
+                                 100, clamp=WND_BYTES)
+            c1 = counters()
+        r["capped"] = c1["measure_wnd"] - c0["measure_wnd"]
+        return t, r
+
+    def paced(a):
+        ev = a[1]["restart"][-1:]
+        return [e["policy"] for _, e in ev] == ["measure"] and \
+            int(ev[0][1]["pacing_rate"]) > 0
+
+    (t, r), tries = until_premise(run, paced)
+    info = measure_info(r) + "; attempts %d" % len(tries)
+    assert paced((t, r)), info
+    ev = r["restart"][-1][1]
+    rate = int(ev["pacing_rate"])
+    min_rtt = r["before"]["min_rtt"]
+    wnd_rate = WND_BYTES * 1e6 / min_rtt
+    fl = flight_after(r["pkts"], t.server_addr, r["wall"], dport=r["port"])
+    spread = fl[-1].ts - fl[0].ts
+    info += "; window rate %.0f B/s, first flight %d segments over " \
+        "%.0f ms" % (wnd_rate, len(fl), spread * 1e3)
+    if cap:
+        assert rate <= 1.05 * wnd_rate, info
+        assert r["capped"] == 1, info
+        assert spread >= 0.5 * min_rtt / 1e6, info
+    else:
+        assert rate >= 2 * wnd_rate, info
+        assert r["capped"] == 0, info
+        assert spread < 0.5 * min_rtt / 1e6, info
+    assert r["retrans"] == 0, info
 
 
 def test_rate_filter_ages(cocktail):
