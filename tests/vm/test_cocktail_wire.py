@@ -765,9 +765,9 @@ def burst_after_idle(t, name, warm_segs, idle, burst, competitor=None,
                      between=None, clamp=0):
     """In-process: connect from pair 0's client to its server (cocktail),
     the client's receive window clamped to CLAMP bytes if given
-    (traffic.clamp_window), send WARM_SEGS segments, call BETWEEN() if given, then start the idle
-    period (COMPETITOR() is called at its start), sleep IDLE seconds and
-    write BURST segments. Captures at the router toward the server and
+    (traffic.clamp_window), send WARM_SEGS segments, call BETWEEN() if
+    given, then start the idle period (COMPETITOR() is called at its
+    start), sleep IDLE seconds and write BURST segments. Captures at the router toward the server and
     traces the restart and check events. Returns a dict: the server's
     tcp_info before the pause and after the burst, the client port, the
     wall time of the burst's write, its seconds, the bottleneck's drops
