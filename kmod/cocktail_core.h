@@ -461,6 +461,7 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 	struct cocktail *ca = shell_ca(sk);
 	const struct tcp_sock *tp = shell_tp(sk);
 	u32 floor = cp_restart_ssr(before, shell_iw_now(sk));
+	u32 path_rtt = ck_path_rtt_us(tp);
 	u32 halvings, rtt;
 	bool queued, shared;
 	u64 rate, probed;
@@ -481,10 +482,10 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 	if (probed > rate)
 		shell_count(CC_MEASURE_PROBED);
 	rate = cp_wnd_rate(probed, shell_param(wnd_cap) && ca->rwnd,
-			   tp->snd_wnd, ck_path_rtt_us(tp));
+			   tp->snd_wnd, path_rtt);
 	if (rate < probed)
 		shell_count(CC_MEASURE_WND);
-	bdp = cp_bdp_segs(rate, ck_path_rtt_us(tp), tp->mss_cache);
+	bdp = cp_bdp_segs(rate, path_rtt, tp->mss_cache);
 	if (bdp)
 		shell_pace_start(sk, rate);
 	if (!bdp || !ca->pacing) {

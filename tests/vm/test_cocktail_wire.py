@@ -771,7 +771,9 @@ def burst_after_idle(t, name, warm_segs, idle, burst, competitor=None,
     traces the restart and check events. Returns a dict: the server's
     tcp_info before the pause and after the burst, the client port, the
     wall time of the burst's write, its seconds, the bottleneck's drops
-    during the burst, the packets and both event lists."""
+    during the burst, the packets, both event lists and the build's
+    counters' change over the call (counters, {name: delta})."""
+    c0 = counters()
     lst = traffic.Listener(t.server, t.server_addr, MEASURE_PORT)
     pcap = OUT / ("%s_%s.pcap" % (B.name, name))
     r = {}
@@ -810,6 +812,8 @@ def burst_after_idle(t, name, warm_segs, idle, burst, competitor=None,
     r["retrans"] = r["after"]["total_retrans"] - \
         r["before"]["total_retrans"]
     r["burst_pkts"] = [p for p in r["pkts"] if p.ts >= r["wall"]]
+    c1 = counters()
+    r["counters"] = {k: c1[k] - c0.get(k, 0) for k in c1}
     return r
 
 
@@ -918,9 +922,7 @@ def test_measure_quiet_path(cocktail, growth):
 
     def run():
         with Topo(rtt=200, rate="10mbit", limit=15) as t:
-            c0 = counters()
             r = burst_after_idle(t, "measure_quiet_" + growth, 600, 1.5, 100)
-            c1 = counters()
         eps = loss_episodes([p for p in r["pkts"] if p.ts < r["wall"]],
                             t.server_addr, 0.4, sport=MEASURE_PORT)
         # the rate the build chose (payload bytes/s, as frames on the
@@ -928,17 +930,17 @@ def test_measure_quiet_path(cocktail, growth):
         mss = r["before"]["snd_mss"]
         rate = int(r["restart"][-1][1]["pacing_rate"]) if r["restart"] \
             else 0
-        return t, r, c0, c1, len(eps), rate * (mss + 66) / mss * 8
+        return t, r, len(eps), rate * (mss + 66) / mss * 8
 
     def verdict(r):
         return [e["verdict"] for _, e in r["check"]][-1:]
 
     def showed_path(a):
-        return a[4] <= 1 and a[5] >= 0.5 * 10e6 and \
+        return a[2] <= 1 and a[3] >= 0.5 * 10e6 and \
             verdict(a[1]) == ["full"]
-    (t, r, c0, c1, n_eps, chosen_bps), tries = until_premise(
+    (t, r, n_eps, chosen_bps), tries = until_premise(
         run, showed_path, WARMUP_ATTEMPTS)
-    warmups = [(a[4], round(a[5] / 1e6, 2), verdict(a[1])) for a in tries]
+    warmups = [(a[2], round(a[3] / 1e6, 2), verdict(a[1])) for a in tries]
     assert n_eps <= 1, "no warm-up showed the path: (loss episodes, " \
         "restart Mbit/s, verdict) per attempt %s" % warmups
     info = measure_info(r) + "; warm-up (loss episodes, restart Mbit/s, " \
@@ -967,8 +969,8 @@ def test_measure_quiet_path(cocktail, growth):
     assert r["retrans"] == 0 and r["drops"] == 0, info
     assert retransmissions(r["burst_pkts"], t.server_addr) == 0, info
     assert verdict(r) == ["full"], info
-    assert c1["check_full"] - c0["check_full"] >= 1, (c0, c1, info)
-    assert c1["measure"] - c0["measure"] >= 1, (c0, c1, info)
+    assert r["counters"]["check_full"] >= 1, (r["counters"], info)
+    assert r["counters"]["measure"] >= 1, (r["counters"], info)
     # the pass lets slow start go on to the flight's window (the restart's
     # rate times its path RTT, plus 2): ssthresh after the response (no
     # loss) is at least that, less one segment for a minimum RTT the
@@ -1087,10 +1089,8 @@ def test_measure_competitor_arrives(cocktail):
                 bulk.append(b)
                 steady.extend(wait_competing(bs, 9e6 / 8, 0.2))
             try:
-                c0 = counters()
                 r = burst_after_idle(t, "measure_competitor", 600, 3.0, 1000,
                                      competitor=competitor)
-                c1 = counters()
             finally:
                 for b in bulk:
                     b.stop()
@@ -1100,13 +1100,13 @@ def test_measure_competitor_arrives(cocktail):
         r["competitor"] = steady[1] if steady else None
         round1 = flight_after(r["pkts"], t.server_addr, r["wall"])
         r["round1"] = (len(round1), resent(r["pkts"], round1))
-        return t, r, c0, c1
+        return t, r
 
     def premise(a):
         return a[1]["steady"] and a[1]["drops"] > 0 and \
             a[1]["round1"][1] > 0
 
-    (t, r, c0, c1), tries = until_premise(run, premise)
+    (t, r), tries = until_premise(run, premise)
     info = measure_info(r) + ("; per attempt (competitor steady, drops, "
                               "first round trip's segments, of them sent "
                               "again) %s" % [
@@ -1128,8 +1128,8 @@ def test_measure_competitor_arrives(cocktail):
     assert t_check - t_restart <= 2 * rtt_s + 0.05, \
         "check verdict %.3f s after the restart, 2 RTTs = %.3f s; %s" % (
             t_check - t_restart, 2 * rtt_s, info)
-    assert c1["check_" + chk["verdict"]] > c0["check_" + chk["verdict"]], \
-        (c0, c1, info)
+    assert r["counters"]["check_" + chk["verdict"]] > 0, \
+        (r["counters"], info)
     first = [p for p in r["burst_pkts"]
              if p.src == t.server_addr and p.plen > 0][0]
     flight_w = int(ev["cwnd_after"])
@@ -1174,12 +1174,10 @@ def test_measure_rate_exit_memory(cocktail, miss):
                               "parent", "1:1", "handle", "10:", "netem",
                               "rate", "4mbit", "limit", "200"])
                 first["wall"] = idle_then_send(srv, cli, mss, 100)
-            c0 = counters()
             r = burst_after_idle(t, "rate_memory_%d" % miss, 600, 1.5, 100,
                                  between=slower)
-            c1 = counters()
         r["wall1"] = first["wall"]
-        return t, r, c0, c1
+        return t, r
 
     def first_check(a):
         # the first restart's: the warm-up has none (no restart)
@@ -1187,15 +1185,15 @@ def test_measure_rate_exit_memory(cocktail, miss):
 
     # two restarts, the measured ones: a slow guest that started a send
     # of the warm-up an RTO after the last restarted there too
-    (t, r, c0, c1), tries = until_premise(
+    (t, r), tries = until_premise(
         run, lambda a: (first_check(a) or {}).get("verdict") == "rate" and
         len(a[1]["restart"]) == 2)
     info = measure_info(r) + "; first checks per attempt %s" % [
         first_check(a) for a in tries]
-    chk = first_check((t, r, c0, c1))
+    chk = first_check((t, r))
     assert chk and chk["verdict"] == "rate", info
     assert [e["policy"] for _, e in r["restart"]] == ["measure"] * 2, info
-    assert c1["check_rate"] > c0["check_rate"], (c0, c1, info)
+    assert r["counters"]["check_rate"] > 0, (r["counters"], info)
     assert int(chk["misses"]) == miss, info
     assert r["retrans"] == 0 and r["drops"] == 0, info
     fl1 = flight_after(r["pkts"], t.server_addr, r["wall1"],
@@ -1275,13 +1273,11 @@ def test_measure_probe(cocktail):
                         traffic.wait_acked(srv, 60)
                         back.run()
                         traffic.send_and_time(srv, cli, 20 * mss, 300)
-                c0 = counters()
                 r = burst_after_idle(t, name, 300, 1.5, 100,
                                      between=standing_then_restart)
-                c1 = counters()
             r["wall1"] = first["wall"]
-            r["queued"] = c1["measure_queued"] - c0["measure_queued"]
-            r["probed"] = c1["measure_probed"] - c0["measure_probed"]
+            r["queued"] = r["counters"]["measure_queued"]
+            r["probed"] = r["counters"]["measure_probed"]
             return t, r
 
         def premises(a):
@@ -1371,11 +1367,9 @@ def test_measure_window_cap(cocktail, cap):
 
     def run():
         with Topo(rtt=200, rate="10mbit", limit=100) as t:
-            c0 = counters()
             r = burst_after_idle(t, "measure_wnd_cap%d" % cap, 300, 1.5,
                                  100, clamp=WND_BYTES)
-            c1 = counters()
-        r["capped"] = c1["measure_wnd"] - c0["measure_wnd"]
+        r["capped"] = r["counters"]["measure_wnd"]
         return t, r
 
     def paced(a):
@@ -1484,13 +1478,10 @@ def test_measure_queue_it_lived_with(cocktail):
             def standing(srv, cli, mss):
                 slow.run()
                 traffic.send_and_time(srv, cli, 300 * mss, 300)
-            c0 = counters()
-            r = burst_after_idle(
+            return burst_after_idle(
                 t, name, 300, 1.5, 100, between=standing,
                 competitor=(lambda: bottleneck_delay(t, idle_delay_ms))
                 if idle_delay_ms else None)
-            c1 = counters()
-        return r, c0, c1
 
     def standing_queue(r):
         b = r["before"]
@@ -1511,14 +1502,14 @@ def test_measure_queue_it_lived_with(cocktail):
         # One restart, the measured one: a slow guest that started a
         # send of the warm-up an RTO after the last restarted there too,
         # and that check's verdict would count in check_rtt.
-        (r, c0, c1), tries = until_premise(
+        r, tries = until_premise(
             lambda: once(name, idle_delay_ms),
-            lambda a: standing_queue(a[0]) and len(a[0]["restart"]) == 1 and
-            not own_queue(a[0]) and more(a[0]))
+            lambda a: standing_queue(a) and len(a["restart"]) == 1 and
+            not own_queue(a) and more(a))
         info = "%s; (cwnd before, srtt, min_rtt) per attempt %s" % (
-            measure_info(r), [(a[0]["before"]["snd_cwnd"],
-                               a[0]["before"]["rtt"],
-                               a[0]["before"]["min_rtt"]) for a in tries])
+            measure_info(r), [(a["before"]["snd_cwnd"],
+                               a["before"]["rtt"],
+                               a["before"]["min_rtt"]) for a in tries])
         assert standing_queue(r), \
             "premise: a standing queue before the idle period; " + info
         assert len(r["restart"]) == 1, \
@@ -1526,17 +1517,17 @@ def test_measure_queue_it_lived_with(cocktail):
         assert r["restart"][-1][1]["policy"] == "measure", info
         assert not own_queue(r), "premise: the window does not explain " \
             "the queue; " + info
-        assert c1["measure_queued"] > c0["measure_queued"], (c0, c1, info)
+        assert r["counters"]["measure_queued"] > 0, (r["counters"], info)
         t_restart = r["restart"][-1][0]
         verdicts = [e for ts, e in r["check"] if ts >= t_restart]
         assert verdicts, info
-        return verdicts[0], c0, c1, r, info
+        return verdicts[0], r, info
 
-    chk, c0, c1, r, info = run("measure_lived_with", 0, halved)
+    chk, r, info = run("measure_lived_with", 0, halved)
     assert chk["verdict"] in ("full", "rate"), info
     # the check saw the queue: without it the RTT verdict would have come
     assert int(chk["rtt_us"]) * 100 > int(chk["min_rtt_us"]) * 125, info
-    assert c1["check_rtt"] == c0["check_rtt"], (c0, c1, info)
+    assert r["counters"]["check_rtt"] == 0, (r["counters"], info)
     assert r["retrans"] == 0, info
     # the halved flight remembers the old window as a slow-start restart
     # does: ssthresh = max(ssthresh, 3/4 cwnd) of tcp_info before the idle
@@ -1548,9 +1539,9 @@ def test_measure_queue_it_lived_with(cocktail):
     assert int(ev["ssthresh"]) == max(
         b["snd_ssthresh"], (b["snd_cwnd"] >> 1) + (b["snd_cwnd"] >> 2)), info
 
-    chk, c0, c1, r, info = run("measure_lived_with_rise", 240)
+    chk, r, info = run("measure_lived_with_rise", 240)
     assert chk["verdict"] == "rtt", info
-    assert c1["check_rtt"] > c0["check_rtt"], (c0, c1, info)
+    assert r["counters"]["check_rtt"] > 0, (r["counters"], info)
 
 
 def bdp_segs(rate, rtt_us, mss):
@@ -1637,12 +1628,10 @@ def test_measure_queue_halves(cocktail):
                     traffic.wait_acked(srv, 60)
                     back.run()
                     traffic.send_and_time(srv, cli, 10 * mss, 300)
-            c0 = counters()
             r = burst_after_idle(t, "measure_queue_" + case, 300, 1.5, 300,
                                  between=None if case == "own"
                                  else standing)
-            r["queued"] = counters()["measure_queued"] - \
-                c0["measure_queued"]
+            r["queued"] = r["counters"]["measure_queued"]
         fl = flight_after(r["pkts"], t.server_addr, r["wall"],
                           dport=r["port"])
         r["most"] = max_in_flight(
