@@ -767,8 +767,9 @@ def burst_after_idle(t, name, warm_segs, idle, burst, competitor=None,
     the client's receive window clamped to CLAMP bytes if given
     (traffic.clamp_window), send WARM_SEGS segments, call BETWEEN() if
     given, then start the idle period (COMPETITOR() is called at its
-    start), sleep IDLE seconds and write BURST segments. Captures at the router toward the server and
-    traces the restart and check events. Returns a dict: the server's
+    start), sleep IDLE seconds and write BURST segments. Captures at the
+    router toward the server and traces the restart and check events.
+    Returns a dict: the server's
     tcp_info before the pause and after the burst, the client port, the
     wall time of the burst's write, its seconds, the bottleneck's drops
     during the burst, the packets, both event lists and the build's
@@ -1276,8 +1277,6 @@ def test_measure_probe(cocktail):
                 r = burst_after_idle(t, name, 300, 1.5, 100,
                                      between=standing_then_restart)
             r["wall1"] = first["wall"]
-            r["queued"] = r["counters"]["measure_queued"]
-            r["probed"] = r["counters"]["measure_probed"]
             return t, r
 
         def premises(a):
@@ -1293,14 +1292,15 @@ def test_measure_probe(cocktail):
                 return False
             seen = int(chk[0]["rtt_us"]) * 100 > \
                 int(chk[0]["min_rtt_us"]) * 120
-            return r["queued"] == {"queue": 2, "drained": 1}.get(case, 0) \
+            return r["counters"]["measure_queued"] == \
+                {"queue": 2, "drained": 1}.get(case, 0) \
                 and seen == queue
 
         (t, r), tries = until_premise(run, premises)
         r["flights"] = [flight_after(r["pkts"], t.server_addr, w,
                                      dport=r["port"])
                         for w in (r["wall1"], r["wall"])]
-        r["tries"] = [(a[1]["queued"],
+        r["tries"] = [(a[1]["counters"]["measure_queued"],
                        [(e["verdict"], e["rtt_us"], e["min_rtt_us"])
                         for _, e in a[1]["check"]])
                       for a in tries]
@@ -1318,7 +1318,8 @@ def test_measure_probe(cocktail):
         assert [e["policy"] for _, e in r["restart"]] == ["measure"] * 2, \
             info
         assert r["retrans"] == 0, info
-    assert {n: r["probed"] for n, r in runs.items()} == {
+    assert {n: r["counters"]["measure_probed"]
+            for n, r in runs.items()} == {
         "probe_100": 0, "probe_150": 1, "probe_150_quiet": 0,
         "probe_150_drained": 1}, info
     # each run against itself: the rate estimate (and so the unprobed
@@ -1369,7 +1370,6 @@ def test_measure_window_cap(cocktail, cap):
         with Topo(rtt=200, rate="10mbit", limit=100) as t:
             r = burst_after_idle(t, "measure_wnd_cap%d" % cap, 300, 1.5,
                                  100, clamp=WND_BYTES)
-        r["capped"] = r["counters"]["measure_wnd"]
         return t, r
 
     def paced(a):
@@ -1390,11 +1390,11 @@ def test_measure_window_cap(cocktail, cap):
         "%.0f ms" % (wnd_rate, len(fl), spread * 1e3)
     if cap:
         assert rate <= 1.05 * wnd_rate, info
-        assert r["capped"] == 1, info
+        assert r["counters"]["measure_wnd"] == 1, info
         assert spread >= 0.5 * min_rtt / 1e6, info
     else:
         assert rate >= 2 * wnd_rate, info
-        assert r["capped"] == 0, info
+        assert r["counters"]["measure_wnd"] == 0, info
         assert spread < 0.5 * min_rtt / 1e6, info
     assert r["retrans"] == 0, info
 
@@ -1631,7 +1631,6 @@ def test_measure_queue_halves(cocktail):
             r = burst_after_idle(t, "measure_queue_" + case, 300, 1.5, 300,
                                  between=None if case == "own"
                                  else standing)
-            r["queued"] = r["counters"]["measure_queued"]
         fl = flight_after(r["pkts"], t.server_addr, r["wall"],
                           dport=r["port"])
         r["most"] = max_in_flight(
@@ -1670,12 +1669,12 @@ def test_measure_queue_halves(cocktail):
         assert r["restart"][-1][1]["policy"] == "measure", info
         if case in ("others", "cut"):
             assert abs(n - (bdp // 2 + 2)) <= 2, info
-            assert r["queued"] == 1, info
+            assert r["counters"]["measure_queued"] == 1, info
             assert r["most"] >= 0.8 * bdp, \
                 "%s; most in flight %.1f segments" % (info, r["most"])
         else:
             assert n >= 0.6 * (bdp + 2), info
-            assert r["queued"] == 0, info
+            assert r["counters"]["measure_queued"] == 0, info
 
 
 
