@@ -127,6 +127,7 @@ static const struct param params[] = {
 	{ "probe_pct", P_UINT, OFF(probe_pct), 100, 400, NULL, 0,
 	  "100..400" },
 	{ "wnd_cap", P_UINT, OFF(wnd_cap), 0, 1, NULL, 0, "0 or 1" },
+	{ "queue_room", P_UINT, OFF(queue_room), 0, 1, NULL, 0, "0 or 1" },
 };
 
 #define NPARAMS (sizeof(params) / sizeof(params[0]))

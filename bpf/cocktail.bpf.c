@@ -98,6 +98,7 @@ __u32 check_rate_pct = 75;
 __u32 check_rate_miss SEC(".data") = 0;
 __u32 probe_pct = 100;
 __u32 wnd_cap = 1;
+__u32 queue_room = 1;
 
 /*
  * Counters (enum cocktail_counter), read by the tool; a power of two of
@@ -368,6 +369,16 @@ static __always_inline void shell_pace_start(struct sock *sk, __u64 rate)
 	if (set_max_pacing_rate(sk, rate))
 		return;
 	ca->pacing = 1;
+	sk->sk_pacing_rate = rate;
+}
+
+/*
+ * Faster than the flight's rate until the next ACK, whose
+ * tcp_update_pacing_rate() caps sk_pacing_rate at the flight's
+ * sk_max_pacing_rate again.
+ */
+static __always_inline void shell_pace_boost(struct sock *sk, __u64 rate)
+{
 	sk->sk_pacing_rate = rate;
 }
 

@@ -31,6 +31,8 @@
  *   shell_iw_now(sk)           the initial window now, segments
  *   shell_set_iw(sk)           apply it to a new connection
  *   shell_pace_start(sk, rate) pace what is sent from now at rate B/s
+ *   shell_pace_boost(sk, rate) send faster, at rate B/s, until the next
+ *                              ACK lowers the pacing rate to the flight's
  *   shell_pace_stop(sk, c, r)  end it; counter c, enum cocktail_pace_end r
  *   shell_app_limited_decay_ok(sk)  CA_Open and not send-buffer limited
  *   shell_stamp(sk)            snd_cwnd_stamp = now (keeps the kernel's
@@ -452,9 +454,12 @@ next:
  * restart and wnd_cap is on, cp_wnd_rate()) and the path's minimum
  * RTT, less after recent failed checks or a queue before the idle
  * period that the window @before (segments) does not explain, at least
- * what a slow-start restart would allow; it is paced at that rate and
- * checked on its ACKs.  No rate at all, or no pacing: ssr.  Returns the
- * pacing rate (0: fell back to ssr); sets *cwnd.
+ * what a slow-start restart would allow; it is paced at that rate, or
+ * faster by as much as the room the connection's own queue showed
+ * before the idle period would hold (queue_room, cp_room_rate()), and
+ * checked on its ACKs against that rate.  No rate at all, or no pacing:
+ * ssr.  Returns the rate the flight is sized and checked at (0: fell
+ * back to ssr); sets *cwnd.
  */
 CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 {
@@ -462,9 +467,9 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 	const struct tcp_sock *tp = shell_tp(sk);
 	u32 floor = cp_restart_ssr(before, shell_iw_now(sk));
 	u32 path_rtt = ck_path_rtt_us(tp);
-	u32 halvings, rtt;
+	u32 halvings, rtt, room;
 	bool queued, shared;
-	u64 rate, probed;
+	u64 rate, probed, sent;
 	u32 bdp;
 
 	rate = cp_path_rate(ck_restart_rate(sk, before),
@@ -486,6 +491,20 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 	if (rate < probed)
 		shell_count(CC_MEASURE_WND);
 	bdp = cp_bdp_segs(rate, path_rtt, tp->mss_cache);
+	halvings = cp_measure_halvings(ca->misses, shared);
+	*cwnd = cp_measure_cwnd(bdp, halvings, floor);
+	/*
+	 * The room its own queue showed, less the restart window that
+	 * pace_burst sends at once; not behind a queue others kept, nor
+	 * after a failed check.
+	 */
+	room = 0;
+	if (shell_param(queue_room) && !shared && !ca->misses)
+		room = cp_queue_room(before, rate, rtt, shell_min_rtt_us(tp),
+				     tp->mss_cache);
+	if (shell_param(pace_burst))
+		room -= cp_min(room, floor);
+	sent = cp_room_rate(rate, *cwnd, room, shell_max_pacing_rate(sk));
 	if (bdp)
 		shell_pace_start(sk, rate);
 	if (!bdp || !ca->pacing) {
@@ -493,11 +512,14 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 		*cwnd = floor;
 		return 0;
 	}
+	/* until the first ACK; the check judges the path against the rate */
+	if (sent > rate) {
+		shell_pace_boost(sk, sent);
+		shell_count(CC_MEASURE_ROOM);
+	}
 	ca->queued = queued;
-	halvings = cp_measure_halvings(ca->misses, shared);
 	if (halvings > ca->misses)
 		shell_count(CC_MEASURE_QUEUED);
-	*cwnd = cp_measure_cwnd(bdp, halvings, floor);
 	ca->mstate = CM_FLIGHT;
 	return rate;
 }

@@ -780,6 +780,64 @@ static inline u64 cp_wnd_rate(u64 rate, bool limited, u32 wnd, u32 rtt_us)
 }
 
 /*
+ * The room, in segments of @mss bytes, that the connection's own window
+ * showed the bottleneck's buffer to have before the idle period: what
+ * the window @cwnd held beyond the BDP of @rate B/s over the minimum RTT
+ * @min_rtt_us, and at most what @rate drains in the excess of @rtt_us
+ * (the last round's lowest RTT sample, the least the queue held in that
+ * round) over the minimum, both rounded down.  That queue drained while
+ * the connection was idle; a buffer that held it then holds as much
+ * again unless someone else filled it meanwhile, which the check sees.
+ * 0 without a minimum RTT, a rate or a queue.  In 64 bits, so no
+ * product can overflow.
+ */
+static inline u32 cp_queue_room(u32 cwnd, u64 rate, u32 rtt_us,
+				u32 min_rtt_us, u32 mss)
+{
+	u64 prod, segs;
+	u32 bdp, r;
+
+	if (!cp_min_rtt_known(min_rtt_us) || rtt_us <= min_rtt_us || !mss)
+		return 0;
+	bdp = cp_bdp_segs(rate, min_rtt_us, mss);
+	if (!bdp || cwnd <= bdp)
+		return 0;
+	if (!cp_mul_u64_u32(rate, rtt_us - min_rtt_us, &prod))
+		return cwnd - bdp;
+	segs = cp_div_u64_rem(cp_div_u64_rem(prod, CP_USEC_PER_SEC, &r),
+			      mss, &r);
+	return segs < cwnd - bdp ? (u32)segs : cwnd - bdp;
+}
+
+/*
+ * The rate, in B/s, at which a measured flight of @flight segments is
+ * paced so that, on a path that still delivers @rate, it queues at most
+ * @room segments at the bottleneck (cp_queue_room()): sent at R' over a
+ * link that drains R, a flight of F segments leaves F * (1 - R / R')
+ * behind when its last segment arrives, so R' = R * F / (F - room).  A
+ * room of the whole flight sends it at @cap, as fast as the socket may.
+ * Behind a FIFO queue that traffic arriving during the idle period
+ * shares, a flight's share of the link is proportional to the rate it
+ * arrives at: a flight paced at the path's rate gets a fraction of it
+ * where a burst the buffer holds goes first.  No room, no rate, or a
+ * rate at @cap already: @rate.
+ */
+static inline u64 cp_room_rate(u64 rate, u32 flight, u32 room, u64 cap)
+{
+	u64 prod, r;
+	u32 rem;
+
+	if (!room || !rate || rate >= cap)
+		return rate;
+	if (room >= flight)
+		return cap;
+	if (!cp_mul_u64_u32(rate, flight, &prod))
+		return cap;
+	r = cp_div_u64_rem(prod, flight - room, &rem);
+	return r < cap ? r : cap;
+}
+
+/*
  * The window of a measured restart's flight: the BDP halved @halvings
  * times (cp_measure_halvings()), plus CP_MEASURE_EXTRA_SEGS, never below
  * @floor (the window a slow-start restart would have, min(IW, cwnd)).

@@ -175,6 +175,7 @@ enum cocktail_counter {
 	CC_MEASURE_QUEUED,	/* measure: flight halved, a queue stood */
 	CC_MEASURE_PROBED,	/* measure: flight above the rate, probe_pct */
 	CC_MEASURE_WND,		/* measure: flight at the peer's window rate */
+	CC_MEASURE_ROOM,	/* measure: flight faster into its own room */
 	CC_CHECK_FULL,		/* measure: path unchanged, flight as sized */
 	CC_CHECK_RTT,		/* ... left the flight: RTT rose */
 	CC_CHECK_RATE,		/* ... ACKs slower than the flight */
@@ -253,6 +254,7 @@ static const char * const cocktail_counter_names[CC_NR] = {
 	[CC_MEASURE_QUEUED] = "measure_queued",
 	[CC_MEASURE_PROBED] = "measure_probed",
 	[CC_MEASURE_WND] = "measure_wnd",
+	[CC_MEASURE_ROOM] = "measure_room",
 	[CC_CHECK_FULL] = "check_full",
 	[CC_CHECK_RTT] = "check_rtt",
 	[CC_CHECK_RATE] = "check_rate",

@@ -24,7 +24,9 @@
  * functions and tracepoint symbols are global to the kernel.
  *
  * Units: cwnd and ssthresh in segments, times in microseconds, pacing_rate
- * in bytes per second (0: the restart did not pace).  path_rtt_us is the
+ * in bytes per second (0: the restart did not pace; restart=measure: the
+ * rate the flight is sized and checked at, which queue_room may send
+ * faster).  path_rtt_us is the
  * RTT restart=auto compares with auto_rtt_us: the minimum RTT, or srtt
  * before the first RTT sample; restart=queue compares srtt_us with it.
  *

@@ -139,9 +139,14 @@
  *         |  cwnd = max(BDP >> (misses + halve) + 2, min(IW, cwnd))
  *         |  (queued: RTT > queue_pct % min RTT, RTT the last round's
  *         |  lowest sample, else srtt; halve: queued and
- *         |  cwnd < 3/4 rate * RTT / mss); no rate: ssr
+ *         |  cwnd < 3/4 rate * RTT / mss); no rate: ssr;
+ *         |  room = min(cwnd before - rate * min RTT / mss,
+ *         |  rate * (RTT - min RTT) / mss) - min(IW, cwnd), when
+ *         |  not halved, misses 0 and queue_room
  *         v
- *     FLIGHT: paced at rate; cwnd frozen (.cong_avoid does nothing)
+ *     FLIGHT: paced at rate; until its first ACK at rate * cwnd /
+ *         |  (cwnd - room) (room >= cwnd: unpaced); cwnd frozen
+ *         |  (.cong_avoid does nothing)
  *         |  first ACK of the flight: the train starts (time, delivered),
  *         |  the check ends one round trip later (snd_nxt now)
  *         v
@@ -200,6 +205,27 @@
  * while at the window's rate it gives up only the part of a round trip
  * in which the last window would have left sooner.  A window that held
  * nothing back says nothing of the next response, which may fit in it.
+ * A connection whose own window kept a queue before the idle period
+ * (the last round's lowest RTT above the minimum, a window above the
+ * BDP) showed that the bottleneck's buffer holds that queue; it drained
+ * while the connection was idle.  With queue_room (counted in
+ * measure_room) the flight is paced faster than the rate, by as much as
+ * would fill that room again by the time its last segment arrives (a
+ * flight of cwnd segments at R' over a link that drains R leaves
+ * cwnd * (1 - R / R') queued), and sent at once when the room holds it
+ * all, less the restart window pace_burst already sends at once.  The
+ * socket's pacing rate is raised above the flight's cap
+ * (sk_max_pacing_rate stays the rate), so the first ACK, whose
+ * tcp_update_pacing_rate() caps it again, ends the faster sending: what
+ * is left of a flight longer than a round trip goes at the rate.  On a
+ * quiet path it arrives no sooner, as the link drains at its rate
+ * anyway, unless the rate estimate reads below the link's; behind a
+ * FIFO queue that traffic arriving during the idle period shares, the
+ * flight's share of the link grows with the rate it arrives at, and a
+ * burst the buffer holds goes ahead of the traffic behind it, as the
+ * baselines' bursts do.  Not after a queue others kept (their room),
+ * nor after a failed check.  The check still judges the ACKs against
+ * the rate, not the faster sending.
  * A flight at the bottleneck's rate builds no queue, so its RTTs stay at
  * the minimum and its ACKs come back as fast as it was sent, unless the
  * path changed during the idle period: a competitor's queue raises the
@@ -529,6 +555,14 @@ static unsigned int cocktail_probe_pct __read_mostly = 100;
  * window a train at the path's rate.
  */
 static unsigned int cocktail_wnd_cap __read_mostly = 1;
+/*
+ * restart=measure: on, a connection whose own window kept a queue before
+ * the idle period paces its flight faster than the rate by as much as
+ * that queue's room would hold (cp_room_rate()): behind a FIFO queue
+ * that traffic arriving during the idle period shares, a flight's share
+ * grows with the rate it arrives at.
+ */
+static unsigned int cocktail_queue_room __read_mostly = 1;
 /* On: without it ssthresh starts at the kernel's "infinity". */
 static unsigned int cocktail_ssthresh_est __read_mostly = 1;
 
@@ -763,6 +797,9 @@ MODULE_PARM_DESC(probe_pct, "restart=measure paces and sizes its flight at this 
 module_param_cb(wnd_cap, &cocktail_bool_ops, &cocktail_wnd_cap, 0644);
 MODULE_PARM_DESC(wnd_cap, "1: restart=measure paces a connection whose data the peer's window held back since its last restart at most at that window per minimum RTT; 0: at the path's rate (default 1)");
 
+module_param_cb(queue_room, &cocktail_bool_ops, &cocktail_queue_room, 0644);
+MODULE_PARM_DESC(queue_room, "1: restart=measure paces its flight faster than the path's rate by as much as the queue the connection's own window kept before the idle period would hold; 0: at the rate (default 1)");
+
 /* ---- counters ------------------------------------------------------ */
 
 static atomic_long_t cocktail_counters[CC_NR];
@@ -917,6 +954,19 @@ static void cocktail_pace_start(struct sock *sk, unsigned long rate)
 	cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE, SK_PACING_NEEDED);
 }
 
+/*
+ * A paced flight's segments leave at @rate B/s, above its cap, until
+ * the next ACK: tcp_update_pacing_rate() then sets sk_pacing_rate again,
+ * at most sk_max_pacing_rate, the flight's rate, which pace_stop()
+ * recognises as the one it set.  ~0 leaves them unpaced
+ * (tcp_update_skb_after_send()).
+ */
+static void cocktail_pace_boost(struct sock *sk, u64 rate)
+{
+	WRITE_ONCE(sk->sk_pacing_rate,
+		   (unsigned long)min_t(u64, rate, ~0UL));
+}
+
 /* Application-limited, not send-buffer-limited, in CA_Open. */
 static bool cocktail_app_limited_decay_ok(const struct sock *sk)
 {
@@ -948,6 +998,7 @@ static bool cocktail_app_limited_decay_ok(const struct sock *sk)
 #define COCKTAIL_PARAM_check_rate_miss	cocktail_check_rate_miss
 #define COCKTAIL_PARAM_probe_pct	cocktail_probe_pct
 #define COCKTAIL_PARAM_wnd_cap		cocktail_wnd_cap
+#define COCKTAIL_PARAM_queue_room	cocktail_queue_room
 
 /*
  * The core's names for the socket, mapped onto the kernel's helpers and
@@ -977,6 +1028,7 @@ static bool cocktail_app_limited_decay_ok(const struct sock *sk)
 #define shell_iw_now(sk)		cocktail_iw_now(sk)
 #define shell_set_iw(sk)		cocktail_set_iw(sk)
 #define shell_pace_start(sk, rate)	cocktail_pace_start(sk, rate)
+#define shell_pace_boost(sk, rate)	cocktail_pace_boost(sk, rate)
 #define shell_pace_stop(sk, why, r)	cocktail_pace_stop(sk, why, r)
 #define shell_app_limited_decay_ok(sk)	cocktail_app_limited_decay_ok(sk)
 

@@ -83,7 +83,9 @@ DEMO_CWV0 = [Policy("cocktail-%s-cwv0" % r, "cocktail", 1,
 # pre-idle rate when the last check passed with its lowest RTT showing a
 # queue and while no failed one is remembered; and cocktail-nowndcap:
 # wnd_cap=0, flights paced at the path's rate even when the peer's window
-# held the connection's data back)
+# held the connection's data back; and cocktail-noroom: queue_room=0,
+# flights paced at the path's rate even after a queue of the connection's
+# own)
 MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
                   {"restart": "measure", "cwv": 1}),
            Policy("cocktail-measure-cubic", "cocktail", 1,
@@ -105,7 +107,10 @@ MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
            for pct in (125, 150)] + [
            Policy("cocktail-nowndcap", "cocktail", 1,
                   "cocktail restart=measure wnd_cap=0",
-                  {"restart": "measure", "cwv": 1, "wnd_cap": 0})]
+                  {"restart": "measure", "cwv": 1, "wnd_cap": 0}),
+           Policy("cocktail-noroom", "cocktail", 1,
+                  "cocktail restart=measure queue_room=0",
+                  {"restart": "measure", "cwv": 1, "queue_room": 0})]
 # growth=cubic (CUBIC, RFC 9438, with HyStart++) beside growth=reno, each
 # with the default restart: run when asked for with --only
 # policy=cocktail-cubic (bench/scenarios/growth.py runs both). A policy
@@ -307,12 +312,13 @@ def profile_text(policy, extra_params=None):
 
 STATE = REPO / "build" / "bench" / "tune"
 # parameters only some policies name (growth, Chan's iw=2, ssthresh_est,
-# pace_burst, check_rate_pct, check_rate_miss, probe_pct, wnd_cap): a
-# policy that does not name one runs with it reset, so a setting does not
-# carry over from the policy before; growth to reno (every restart policy is
+# pace_burst, check_rate_pct, check_rate_miss, probe_pct, wnd_cap,
+# queue_room): a policy that does not name one runs with it reset, so a
+# setting does not carry over from the policy before; growth to reno (every
+# restart policy is
 # compared under NewReno growth), the others to their defaults
 CARRIED = ("growth", "iw", "ssthresh_est", "pace_burst", "check_rate_pct",
-           "check_rate_miss", "probe_pct", "wnd_cap")
+           "check_rate_miss", "probe_pct", "wnd_cap", "queue_room")
 
 
 def carried():

@@ -65,6 +65,7 @@ MODULE_PARAMS = {
         "check_rate_miss": v_bool,
         "probe_pct": v_range(100, 400),
         "wnd_cap": v_bool,
+        "queue_room": v_bool,
         "nvp_s": v_range(1, 3600),
         "stats": None,
     },

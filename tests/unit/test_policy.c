@@ -662,6 +662,53 @@ static void test_measure(void)
 	/* a window of 1 GB over 1 us: the rate, no overflow */
 	CHECK_EQ(cp_wnd_rate(CP_U64_MAX - 1, true, 1U << 30, 1),
 		 (u64)(1U << 30) * 1000000);
+	/*
+	 * the room a connection's own queue showed: a window of 300 at
+	 * 6.25 MB/s (50 Mbit/s) over 20 ms (a BDP of 87 segments of 1448)
+	 * with its lowest RTT at 26 ms: 25 segments (the RTT's excess, 6 ms,
+	 * is 37500 B), at most the window's excess; rounded down
+	 */
+	CHECK_EQ(cp_queue_room(300, 6250000, 26000, 20000, 1448), 25);
+	CHECK_EQ(cp_queue_room(100, 6250000, 26000, 20000, 1448), 13);
+	CHECK_EQ(cp_queue_room(300, 6250000, 20231, 20000, 1448), 0);
+	CHECK_EQ(cp_queue_room(300, 6250000, 20232, 20000, 1448), 1);
+	/* no queue: at or below the minimum, a window within the BDP */
+	CHECK_EQ(cp_queue_room(300, 6250000, 20000, 20000, 1448), 0);
+	CHECK_EQ(cp_queue_room(300, 6250000, 19000, 20000, 1448), 0);
+	CHECK_EQ(cp_queue_room(87, 6250000, 26000, 20000, 1448), 0);
+	/* no minimum RTT, rate or MSS: nothing known */
+	CHECK_EQ(cp_queue_room(300, 6250000, 26000, 0, 1448), 0);
+	CHECK_EQ(cp_queue_room(300, 6250000, 26000, ~0U, 1448), 0);
+	CHECK_EQ(cp_queue_room(300, 0, 26000, 20000, 1448), 0);
+	CHECK_EQ(cp_queue_room(300, 6250000, 26000, 20000, 0), 0);
+	/*
+	 * an overflowing product: the window's excess (a BDP of 4295
+	 * segments of 2 GB at 9.2 EB/s over 1 us)
+	 */
+	CHECK_EQ(cp_queue_room(~0U, CP_U64_MAX / 2, ~0U - 1, 1, 1U << 31),
+		 ~0U - 4295);
+	/*
+	 * the rate that queues at most the room: 100 segments with a room
+	 * of 25 at 6.25 MB/s go at 100 / 75 of it; a room of the whole
+	 * flight at the cap; no room, no rate, or the cap already: the rate
+	 */
+	CHECK_EQ(cp_room_rate(6250000, 100, 25, CP_U64_MAX), 8333333);
+	CHECK_EQ(cp_room_rate(6250000, 100, 99, CP_U64_MAX), 625000000);
+	CHECK_EQ(cp_room_rate(6250000, 100, 100, 50000000), 50000000);
+	CHECK_EQ(cp_room_rate(6250000, 100, 400, 50000000), 50000000);
+	CHECK_EQ(cp_room_rate(6250000, 100, 50, 10000000), 10000000);
+	CHECK_EQ(cp_room_rate(6250000, 100, 0, CP_U64_MAX), 6250000);
+	CHECK_EQ(cp_room_rate(0, 100, 25, CP_U64_MAX), 0);
+	CHECK_EQ(cp_room_rate(6250000, 100, 25, 6250000), 6250000);
+	CHECK_EQ(cp_room_rate(9000000, 100, 25, 6250000), 9000000);
+	CHECK_EQ(cp_room_rate(CP_U64_MAX / 2, ~0U, 1, CP_U64_MAX - 1),
+		 CP_U64_MAX - 1);			/* no overflow */
+	/*
+	 * the queue it builds: sent at 8333333 B/s for 100 segments over a
+	 * link of 6.25 MB/s, 25 of them wait when the last one arrives
+	 */
+	CHECK_EQ(100 - 100 * 6250000ULL / cp_room_rate(6250000, 100, 25,
+						      CP_U64_MAX), 25);
 	/* the flight's window follows: 84 segments of 1448 at 100 ms, 105 */
 	CHECK_EQ(cp_bdp_segs(cp_probe_rate(1212500, true, 0, 100, CP_U64_MAX),
 			     100000, 1448), 84);

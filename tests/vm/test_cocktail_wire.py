@@ -1677,6 +1677,68 @@ def test_measure_queue_halves(cocktail):
             assert r["counters"]["measure_queued"] == 0, info
 
 
+@pytest.mark.parametrize("room", [1, 0])
+def test_measure_queue_room(cocktail, room):
+    """The room a connection's own queue showed before the idle period. A
+    100 ms, 10 Mbit/s path (BDP 86 segments) with a 200-packet queue;
+    with Hoe's estimate off, the 1000-segment warm-up's slow start
+    overflows the queue, and Reno's window after the loss, about half of
+    BDP + queue, keeps a queue of its own of about 60 packets on every
+    RTT sample (premises, from tcp_info and the restart event: srtt
+    above 120 % of min_rtt, a window that explains it (own_queue()), one
+    restart, the measured one; a slow-start round's first samples see
+    its queue drained, so a warm-up that ends in slow start shows no
+    room). After 1.5 s idle, 100 segments. The reference is one MSS's time at the
+    restart's rate (the restart event's pacing_rate, what the flight is
+    sized and checked at). With queue_room=1 measure_room counts the
+    restart and the flight's segments after the restart window (IW 10,
+    which pace_burst sends at once) leave at most 0.75 of the reference
+    apart on average until the first ACK (a room of about 50 segments
+    over a flight of 88 paces it at about twice the rate; the capture is
+    before the bottleneck); with queue_room=0 nothing counts and they
+    leave at least 0.8 of it apart. Either way the path holds the faster flight: the
+    check's verdict is full and nothing is retransmitted."""
+    params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
+           ssthresh_est=0, check_rtt_pct=125, check_rate_pct=75,
+           queue_pct=120, queue_room=room)
+
+    def run():
+        with Topo(rtt=100, rate="10mbit", limit=200) as t:
+            r = burst_after_idle(t, "measure_queue_room%d" % room, 1000,
+                                 1.5, 100)
+        r["flight"] = flight_after(r["pkts"], t.server_addr, r["wall"],
+                                   dport=r["port"])
+        return r
+
+    def holds(r):
+        b = r["before"]
+        return b["rtt"] * 100 > b["min_rtt"] * 120 and \
+            len(r["restart"]) == 1 and \
+            r["restart"][-1][1]["policy"] == "measure" and \
+            int(r["restart"][-1][1]["pacing_rate"]) > 0 and own_queue(r)
+
+    r, tries = until_premise(run, holds)
+    info = "%s; (cwnd before, srtt, min_rtt) per attempt %s" % (
+        measure_info(r), [(a["before"]["snd_cwnd"], a["before"]["rtt"],
+                           a["before"]["min_rtt"]) for a in tries])
+    assert holds(r), "premise: a queue of the connection's own before " \
+        "the idle period, one measured restart; " + info
+    fl = r["flight"]
+    ref = r["before"]["snd_mss"] / int(r["restart"][-1][1]["pacing_rate"])
+    assert len(fl) >= 30, info
+    spacing = mean_spacing(fl[10:])
+    info += "; flight %d segments, after the first 10 %.3f ms apart, " \
+        "MSS at the rate %.3f ms" % (len(fl), spacing * 1e3, ref * 1e3)
+    if room:
+        assert r["counters"]["measure_room"] == 1, (r["counters"], info)
+        assert spacing <= 0.75 * ref, info
+    else:
+        assert r["counters"]["measure_room"] == 0, (r["counters"], info)
+        assert spacing >= 0.8 * ref, info
+    assert [e["verdict"] for _, e in r["check"]][-1:] == ["full"], info
+    assert r["retrans"] == 0, info
+
+
 
 def ssthresh_run(t, lst, est):
     """One 300-segment transfer on a fresh connection with ssthresh_est=EST:
