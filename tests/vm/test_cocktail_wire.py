@@ -1683,21 +1683,26 @@ def test_measure_queue_room(cocktail, room):
     100 ms, 10 Mbit/s path (BDP 86 segments) with a 200-packet queue;
     with Hoe's estimate off, the 1000-segment warm-up's slow start
     overflows the queue, and Reno's window after the loss, about half of
-    BDP + queue, keeps a queue of its own of about 60 packets on every
-    RTT sample (premises, from tcp_info and the restart event: srtt
-    above 120 % of min_rtt, a window that explains it (own_queue()), one
-    restart, the measured one; a slow-start round's first samples see
-    its queue drained, so a warm-up that ends in slow start shows no
-    room). After 1.5 s idle, 100 segments. The reference is one MSS's time at the
-    restart's rate (the restart event's pacing_rate, what the flight is
-    sized and checked at). With queue_room=1 measure_room counts the
-    restart and the flight's segments after the restart window (IW 10,
-    which pace_burst sends at once) leave at most 0.75 of the reference
-    apart on average until the first ACK (a room of about 50 segments
-    over a flight of 88 paces it at about twice the rate; the capture is
-    before the bottleneck); with queue_room=0 nothing counts and they
-    leave at least 0.8 of it apart. Either way the path holds the faster flight: the
-    check's verdict is full and nothing is retransmitted."""
+    BDP + queue, keeps a queue of its own on every RTT sample (premises,
+    from tcp_info and the restart event: srtt above 120 % of min_rtt, a
+    window that explains it (own_queue()), one restart, the measured one;
+    a slow-start round's first samples see its queue drained, so a
+    warm-up that ends in slow start shows no room). After 1.5 s idle,
+    100 segments. The reference is one MSS's time at the restart's rate
+    (the restart event's pacing_rate, what the flight is sized and
+    checked at). With queue_room=1 measure_room counts the restart and
+    the flight's segments after the restart window (IW 10, which
+    pace_burst sends at once) leave at most 0.75 of the reference apart
+    on average until the first ACK (a room of about 50 segments over a
+    flight of 88 paces it at about twice the rate; the capture is before
+    the bottleneck); with queue_room=0 nothing counts and they leave at
+    least 0.8 of it apart. Either way the buffer holds the faster flight:
+    nothing is retransmitted, and the check does not leave on an RTT rise
+    (its lowest RTT is the first ACK's, before the queue the flight
+    builds) or a loss. It may leave on the ACKs' rate, which it compares
+    with the rate estimate, not the faster sending: in the TCG guest that
+    estimate has come out at 1.24 times the link's (bunched ACKs),
+    whatever the room."""
     params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
            ssthresh_est=0, check_rtt_pct=125, check_rate_pct=75,
            queue_pct=120, queue_room=room)
@@ -1735,7 +1740,8 @@ def test_measure_queue_room(cocktail, room):
     else:
         assert r["counters"]["measure_room"] == 0, (r["counters"], info)
         assert spacing >= 0.8 * ref, info
-    assert [e["verdict"] for _, e in r["check"]][-1:] == ["full"], info
+    assert [e["verdict"] for _, e in r["check"]][-1:] in (["full"],
+                                                          ["rate"]), info
     assert r["retrans"] == 0, info
 
 
