@@ -500,8 +500,8 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 	 */
 	room = 0;
 	if (shell_param(queue_room) && !shared && !ca->misses)
-		room = cp_queue_room(before, rate, rtt, shell_min_rtt_us(tp),
-				     tp->mss_cache);
+		room = cp_queue_room(before, rate, shell_srtt_us(tp),
+				     shell_min_rtt_us(tp), tp->mss_cache);
 	if (shell_param(pace_burst))
 		room -= cp_min(room, floor);
 	sent = cp_room_rate(rate, *cwnd, room, shell_max_pacing_rate(sk));

@@ -784,12 +784,15 @@ static inline u64 cp_wnd_rate(u64 rate, bool limited, u32 wnd, u32 rtt_us)
  * showed the bottleneck's buffer to have before the idle period: what
  * the window @cwnd held beyond the BDP of @rate B/s over the minimum RTT
  * @min_rtt_us, and at most what @rate drains in the excess of @rtt_us
- * (the last round's lowest RTT sample, the least the queue held in that
- * round) over the minimum, both rounded down.  That queue drained while
- * the connection was idle; a buffer that held it then holds as much
- * again unless someone else filled it meanwhile, which the check sees.
- * 0 without a minimum RTT, a rate or a queue.  In 64 bits, so no
- * product can overflow.
+ * (srtt before the idle period) over the minimum, both rounded down.
+ * srtt, not the last round's lowest sample: a transfer's queue drains in
+ * its last round, whose lowest sample then shows none, while srtt keeps
+ * the queue its rounds held.  A receiver's delayed ACK that raised srtt
+ * without a queue adds no room beyond the window's excess.  That queue
+ * drained while the connection was idle; a buffer that held it then
+ * holds as much again unless someone else filled it meanwhile, which the
+ * check sees.  0 without a minimum RTT, a rate or a queue.  In 64 bits,
+ * so no product can overflow.
  */
 static inline u32 cp_queue_room(u32 cwnd, u64 rate, u32 rtt_us,
 				u32 min_rtt_us, u32 mss)

@@ -141,7 +141,7 @@
  *         |  lowest sample, else srtt; halve: queued and
  *         |  cwnd < 3/4 rate * RTT / mss); no rate: ssr;
  *         |  room = min(cwnd before - rate * min RTT / mss,
- *         |  rate * (RTT - min RTT) / mss) - min(IW, cwnd), when
+ *         |  rate * (srtt - min RTT) / mss) - min(IW, cwnd), when
  *         |  not halved, misses 0 and queue_room
  *         v
  *     FLIGHT: paced at rate; until its first ACK at rate * cwnd /
@@ -206,8 +206,8 @@
  * in which the last window would have left sooner.  A window that held
  * nothing back says nothing of the next response, which may fit in it.
  * A connection whose own window kept a queue before the idle period
- * (the last round's lowest RTT above the minimum, a window above the
- * BDP) showed that the bottleneck's buffer holds that queue; it drained
+ * (srtt above the minimum RTT, a window above the BDP) showed that the
+ * bottleneck's buffer holds that queue; it drained
  * while the connection was idle.  With queue_room (counted in
  * measure_room) the flight is paced faster than the rate, by as much as
  * would fill that room again by the time its last segment arrives (a

@@ -665,7 +665,7 @@ static void test_measure(void)
 	/*
 	 * the room a connection's own queue showed: a window of 300 at
 	 * 6.25 MB/s (50 Mbit/s) over 20 ms (a BDP of 87 segments of 1448)
-	 * with its lowest RTT at 26 ms: 25 segments (the RTT's excess, 6 ms,
+	 * with srtt at 26 ms: 25 segments (the RTT's excess, 6 ms,
 	 * is 37500 B), at most the window's excess; rounded down
 	 */
 	CHECK_EQ(cp_queue_room(300, 6250000, 26000, 20000, 1448), 25);

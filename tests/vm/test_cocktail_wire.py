@@ -1683,12 +1683,10 @@ def test_measure_queue_room(cocktail, room):
     100 ms, 10 Mbit/s path (BDP 86 segments) with a 200-packet queue;
     with Hoe's estimate off, the 1000-segment warm-up's slow start
     overflows the queue, and Reno's window after the loss, about half of
-    BDP + queue, keeps a queue of its own on every RTT sample (premises,
-    from tcp_info and the restart event: srtt above 120 % of min_rtt, a
-    window that explains it (own_queue()), one restart, the measured one;
-    a slow-start round's first samples see its queue drained, so a
-    warm-up that ends in slow start shows no room). After 1.5 s idle,
-    100 segments. The reference is one MSS's time at the restart's rate
+    BDP + queue, keeps a queue of its own (premises, from tcp_info and
+    the restart event: srtt above 120 % of min_rtt, a window that
+    explains it (own_queue()), one restart, the measured one). After 1.5 s
+    idle, 100 segments. The reference is one MSS's time at the restart's rate
     (the restart event's pacing_rate, what the flight is sized and
     checked at). With queue_room=1 measure_room counts the restart and
     the flight's segments after the restart window (IW 10, which
