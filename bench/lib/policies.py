@@ -83,9 +83,9 @@ DEMO_CWV0 = [Policy("cocktail-%s-cwv0" % r, "cocktail", 1,
 # pre-idle rate when the last check passed with its lowest RTT showing a
 # queue and while no failed one is remembered; and cocktail-nowndcap:
 # wnd_cap=0, flights paced at the path's rate even when the peer's window
-# held the connection's data back; and cocktail-noroom: queue_room=0,
-# flights paced at the path's rate even after a queue of the connection's
-# own)
+# held the connection's data back; and cocktail-room: queue_room=1,
+# flights sent faster than the path's rate into the room a queue of the
+# connection's own showed before the idle period)
 MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
                   {"restart": "measure", "cwv": 1}),
            Policy("cocktail-measure-cubic", "cocktail", 1,
@@ -108,9 +108,9 @@ MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
            Policy("cocktail-nowndcap", "cocktail", 1,
                   "cocktail restart=measure wnd_cap=0",
                   {"restart": "measure", "cwv": 1, "wnd_cap": 0}),
-           Policy("cocktail-noroom", "cocktail", 1,
-                  "cocktail restart=measure queue_room=0",
-                  {"restart": "measure", "cwv": 1, "queue_room": 0})]
+           Policy("cocktail-room", "cocktail", 1,
+                  "cocktail restart=measure queue_room=1",
+                  {"restart": "measure", "cwv": 1, "queue_room": 1})]
 # growth=cubic (CUBIC, RFC 9438, with HyStart++) beside growth=reno, each
 # with the default restart: run when asked for with --only
 # policy=cocktail-cubic (bench/scenarios/growth.py runs both). A policy

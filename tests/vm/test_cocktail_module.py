@@ -46,7 +46,7 @@ DEFAULTS = {"iw": "10", "restart": "measure", "auto_rtt_us": "100000",
             "pace_burst": "1", "pace_rate": "max", "ssthresh_est": "1",
             "check_rtt_pct": "125", "check_rate_pct": "75",
             "check_rate_miss": "0", "probe_pct": "100", "wnd_cap": "1",
-            "queue_room": "1", "growth": "reno", "nvp_s": "300"}
+            "queue_room": "0", "growth": "reno", "nvp_s": "300"}
 INVALID = {
     "iw": ["0", "65", "-1", "abc", "rfc", "rfc3390x", "10x", "4294967306",
            ""],
@@ -85,7 +85,7 @@ VALID = {
     "check_rate_miss": [("1", "1"), ("0", "0")],
     "probe_pct": [("400", "400"), ("125", "125"), ("100", "100")],
     "wnd_cap": [("0", "0"), ("1", "1")],
-    "queue_room": [("0", "0"), ("1", "1")],
+    "queue_room": [("1", "1"), ("0", "0")],
     # reno last: the default
     "growth": [("cubic", "cubic"), ("reno", "reno")],
     "nvp_s": [("1", "1"), ("3600", "3600"), ("300", "300")],
@@ -270,7 +270,7 @@ def test_invalid_sysfs_writes_fail_and_keep_old_value(fresh):
             "pace_burst": "0", "pace_rate": "delivery", "ssthresh_est": "0",
             "check_rtt_pct": "200", "check_rate_pct": "50",
             "check_rate_miss": "1", "probe_pct": "150", "wnd_cap": "0",
-            "queue_room": "0", "growth": "cubic", "nvp_s": "60"}
+            "queue_room": "1", "growth": "cubic", "nvp_s": "60"}
     assert sorted(olds) == sorted(INVALID)
     for name, value in olds.items():
         assert write_param(MOD, name, value) == 0
