@@ -207,9 +207,9 @@
  * nothing back says nothing of the next response, which may fit in it.
  * A connection whose own window kept a queue before the idle period
  * (srtt above the minimum RTT, a window above the BDP) showed that the
- * bottleneck's buffer holds that queue; it drained
- * while the connection was idle.  With queue_room=1 (counted in
- * measure_room) the flight is paced faster than the rate, by as much as
+ * bottleneck's buffer holds that queue; it drained while the connection
+ * was idle.  With queue_room=1 (counted in measure_room) the flight is
+ * paced faster than the rate, by as much as
  * would fill that room again by the time its last segment arrives (a
  * flight of cwnd segments at R' over a link that drains R leaves
  * cwnd * (1 - R / R') queued), and sent at once when the room holds it
