@@ -205,27 +205,25 @@
  * while at the window's rate it gives up only the part of a round trip
  * in which the last window would have left sooner.  A window that held
  * nothing back says nothing of the next response, which may fit in it.
- * A connection whose own window kept a queue before the idle period
- * (srtt above the minimum RTT, a window above the BDP) showed that the
- * bottleneck's buffer holds that queue; it drained while the connection
- * was idle.  With queue_room=1 (counted in measure_room) the flight is
- * paced faster than the rate, by as much as
- * would fill that room again by the time its last segment arrives (a
- * flight of cwnd segments at R' over a link that drains R leaves
- * cwnd * (1 - R / R') queued), and sent at once when the room holds it
- * all, less the restart window pace_burst already sends at once.  The
- * socket's pacing rate is raised above the flight's cap
+ * A connection whose own window kept a queue before the idle period (srtt
+ * above the minimum RTT, a window above the BDP) showed that the
+ * bottleneck's buffer holds that queue; it drained while the connection was
+ * idle.  With queue_room=1 (counted in measure_room) the flight is paced
+ * faster than the rate, by as much as would fill that room again by the time
+ * its last segment arrives (a flight of cwnd segments at R' over a link that
+ * drains R leaves cwnd * (1 - R / R') queued), and sent at once when the
+ * room holds it all, less the restart window pace_burst already sends at
+ * once.  The socket's pacing rate is raised above the flight's cap
  * (sk_max_pacing_rate stays the rate), so the first ACK, whose
- * tcp_update_pacing_rate() caps it again, ends the faster sending: what
- * is left of a flight longer than a round trip goes at the rate.  On a
- * quiet path it arrives no sooner, as the link drains at its rate
- * anyway, unless the rate estimate reads below the link's; behind a
- * FIFO queue that traffic arriving during the idle period shares, the
- * flight's share of the link grows with the rate it arrives at, and a
- * burst the buffer holds goes ahead of the traffic behind it, as the
- * baselines' bursts do.  Not after a queue others kept (their room),
- * nor after a failed check.  The check still judges the ACKs against
- * the rate, not the faster sending.
+ * tcp_update_pacing_rate() caps it again, ends the faster sending: what is
+ * left of a flight longer than a round trip goes at the rate.  On a quiet
+ * path it arrives no sooner, as the link drains at its rate anyway, unless
+ * the rate estimate reads below the link's; behind a FIFO queue that traffic
+ * arriving during the idle period shares, the flight's share of the link
+ * grows with the rate it arrives at, and a burst the buffer holds goes ahead
+ * of the traffic behind it, as the baselines' bursts do.  Not after a queue
+ * others kept (their room), nor after a failed check.  The check still
+ * judges the ACKs against the rate, not the faster sending.
  * A flight at the bottleneck's rate builds no queue, so its RTTs stay at
  * the minimum and its ACKs come back as fast as it was sent, unless the
  * path changed during the idle period: a competitor's queue raises the
