@@ -163,7 +163,7 @@ enum cocktail_counter {
 	CC_QUEUE_PACE,		/* restart=queue resolved to pace */
 	CC_PACE_NO_RATE,	/* pace without any rate: acted as keep */
 	CC_PACE_ENDED,		/* paced flight ended by its first ACK */
-	CC_PACE_ENDED_LOSS,	/* ... by an RTO */
+	CC_PACE_ENDED_LOSS,	/* ... by an RTO or a check's loss */
 	CC_PACE_ENDED_OTHER,	/* ... by release or a new flight */
 	CC_SHORT_IDLE,		/* kernel restart undone: idle <= RTO */
 	CC_IW,			/* iw parameter applied at init */
