@@ -978,8 +978,7 @@ def test_measure_quiet_path(cocktail, growth):
     # check's ACKs lowered, however low the restart left it. No queue
     # stood (a 15-packet queue is 18 ms of a 200 ms RTT), which would
     # keep ssthresh
-    b = r["before"]
-    assert b["rtt"] * 100 <= b["min_rtt"] * 120, info
+    assert not queue_stood(r), info
     want = bdp_segs(int(ev["pacing_rate"]), int(ev["path_rtt_us"]), mss) + 2
     assert r["after"]["snd_ssthresh"] >= max(int(ev["ssthresh"]),
                                              want - 1), \
@@ -1484,8 +1483,7 @@ def test_measure_queue_it_lived_with(cocktail):
                 if idle_delay_ms else None)
 
     def standing_queue(r):
-        b = r["before"]
-        return b["min_rtt"] < 30000 and b["rtt"] * 100 > b["min_rtt"] * 120
+        return r["before"]["min_rtt"] < 30000 and queue_stood(r)
 
     def halved(r):
         # the flight less than the window before the idle period: not
@@ -1549,6 +1547,14 @@ def bdp_segs(rate, rtt_us, mss):
     module's cp_bdp_segs())."""
     nbytes = -(-rate * rtt_us // 1000000)
     return -(-nbytes // mss)
+
+
+def queue_stood(r):
+    """Did srtt before the idle period stand above 120 % of min_rtt (the
+    module's cp_queue_stood() at queue_pct=120, which these tests set)?
+    From tcp_info before the pause."""
+    b = r["before"]
+    return b["rtt"] * 100 > b["min_rtt"] * 120
 
 
 def own_queue(r):
@@ -1644,11 +1650,10 @@ def test_measure_queue_halves(cocktail):
 
     def premise(case):
         def holds(a):
-            b = a[0]["before"]
             # one restart, the measured one: a send of the warm-up that
             # a slow guest started an RTO after the last would restart
             # too, and its check's verdict would count a miss
-            return b["rtt"] * 100 > b["min_rtt"] * 120 and \
+            return queue_stood(a[0]) and \
                 len(a[0]["restart"]) == 1 and \
                 own_queue(a[0]) == (case == "own") and \
                 (case != "cut" or int(a[0]["restart"][-1][1]["ssthresh"]) <
@@ -1714,9 +1719,7 @@ def test_measure_queue_room(cocktail, room):
         return r
 
     def holds(r):
-        b = r["before"]
-        return b["rtt"] * 100 > b["min_rtt"] * 120 and \
-            len(r["restart"]) == 1 and \
+        return queue_stood(r) and len(r["restart"]) == 1 and \
             r["restart"][-1][1]["policy"] == "measure" and \
             int(r["restart"][-1][1]["pacing_rate"]) > 0 and own_queue(r)
 
