@@ -216,6 +216,18 @@ def counters(policy):
     return {}
 
 
+def counters_since(policy, before):
+    """The counters of POLICY's build that changed since BEFORE (a
+    counters() snapshot), as "name=N ..." sorted by name, the form of the
+    rows' `module_counters` column; None for a kernel congestion control
+    (no counters to read).  The counters are global: over runs side by
+    side they sum."""
+    if policy.cc not in BUILDS:
+        return None
+    return " ".join("%s=%d" % kv for kv in sorted(
+        modparams.counter_delta(before, counters(policy)).items()))
+
+
 def writable(params):
     """PARAMS without the read-only ones (the counters)."""
     d = modparams.params_dir()

@@ -233,10 +233,17 @@ def run(ctx):
                                                  8 / (RATE_KBIT * 1000.0),
                                                  6)}
                         t = time.monotonic()
+                        c0 = policies.counters(pol)
                         try:
                             got = one_cell(fleet, pol, g, rtt, mode, size,
                                            rep)
                             got = [dict(base, **r) for r in got]
+                            # the cell's counter changes (all its
+                            # connections: the counters are global)
+                            cnt = policies.counters_since(pol, c0)
+                            if cnt is not None:
+                                for r in got:
+                                    r["module_counters"] = cnt
                         except (OSError, RuntimeError, TimeoutError) as e:
                             got = [dict(base, error="%s: %s" % (
                                 type(e).__name__, e))]

@@ -314,14 +314,20 @@ def _batch(sites, server, pol, reqs, base):
     """POL's connection to SERVER on every site at once, one thread a
     site.  Site i starts i/n of its think time late, so that the sites'
     requests interleave instead of coinciding.  Every row carries the
-    batch size and the VM's CPU load over the batch."""
+    batch size, the VM's CPU load over the batch and the counter changes
+    of the policy's build (`module_counters`, summed over the batch's
+    connections: the counters are global)."""
     sites = [x for x in sites if server in x.servers]
+    c0 = policies.counters(pol)
     out, busy = parallel.side_by_side(
         lambda i, x: x.run(server, pol, reqs, base,
                            x.cell[3] * i / len(sites)), sites)
+    counters = policies.counters_since(pol, c0)
     rows = [r for got in out for r in got]
     for r in rows:
         r.update(batch_cells=len(sites), batch_cpu_busy=busy)
+        if counters is not None:
+            r["module_counters"] = counters
     return rows
 
 

@@ -414,11 +414,10 @@ def _batch(cells, pol, burst, params, base, cross="udp"):
     c0 = policies.counters(pol)
     rows, busy = parallel.side_by_side(
         lambda i, c: c.run(pol, burst, params, base, cross), cells)
-    counters = " ".join("%s=%d" % kv for kv in sorted(
-        modparams.counter_delta(c0, policies.counters(pol)).items()))
+    counters = policies.counters_since(pol, c0)
     for row in rows:
         row.update(batch_cells=len(cells), batch_cpu_busy=busy)
-        if pol.cc in policies.BUILDS:
+        if counters is not None:
             row["module_counters"] = counters
     return rows
 

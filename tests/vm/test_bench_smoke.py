@@ -210,6 +210,31 @@ def test_restart_rows_are_consistent():
     assert "| yes (auto: same choice in 2 of 2 cells) |" in md, md[-2000:]
 
 
+def _counters(row):
+    """A row's `module_counters` ("name=N ...") as {name: N}."""
+    return {k: int(v) for k, v in (kv.split("=") for kv in
+                                   row["module_counters"].split())}
+
+
+def test_fleet_counts_restarts():
+    """The fleet's rows carry the module's counters over their cell: the
+    default's measured restarts, one for each request after an idle
+    period (or fewer, where a request followed within an RTO), each
+    flight's check ended once."""
+    path = OUT / "fleet" / "runs.csv"
+    if not path.exists():
+        pytest.skip("fleet smoke run did not produce runs.csv")
+    with open(path, newline="") as f:
+        rows = [r for r in csv.DictReader(f) if not r.get("error")]
+    assert rows and {r["policy"] for r in rows} == {"cocktail-default"}
+    assert len({r["module_counters"] for r in rows}) == 1, rows[:2]
+    cnt = _counters(rows[0])
+    assert 1 <= cnt.get("measure", 0) <= len(rows), (cnt, len(rows))
+    checks = sum(cnt.get("check_" + v, 0)
+                 for v in ("full", "rtt", "rate", "loss"))
+    assert 1 <= checks <= cnt["measure"], cnt
+
+
 def _nginx_rows_or_note(name, key, value):
     """The scenario's runs.csv has measured nginx rows, or (nginx not
     installed) its table.md says they were not measured."""
@@ -257,6 +282,17 @@ def test_keepalive_cells_ran_side_by_side():
     assert all(r["kind"] == "web" for r in rows if r["server"] == "nginx")
     meta = json.loads((OUT / "keepalive" / "meta.json").read_text())
     assert meta["args"]["jobs"] == 2 and len(meta["tc"]) == 2
+    # the module's counters over each batch: its restarts after the 1 s
+    # think times on the 200 ms paths, where auto paces (the path's
+    # minimum RTT is above auto_rtt_us); one value for the whole batch
+    for server in {r["server"] for r in rows}:
+        mine = [r for r in rows if r["server"] == server
+                and r["policy"] == "cocktail-auto" and not r.get("error")]
+        assert mine, (server, rows)
+        assert len({r["module_counters"] for r in mine}) == 1, mine
+        cnt = _counters(mine[0])
+        assert cnt.get("auto_pace", 0) >= 1, (server, cnt)
+        assert "auto_ssr" not in cnt, (server, cnt)
 
 
 def test_cache_hierarchy_as_configured():
