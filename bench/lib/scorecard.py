@@ -206,10 +206,11 @@ def significant(verdict, alpha=None):
 QUIET_IDEAL = 1.10
 
 
-def goals(cells, default=DEFAULT, baseline="linux-default"):
+def goals(cells, default=DEFAULT, baseline="linux-default",
+          baselines=BASELINES):
     """The goals over CELLS ([(cross kind, {policy: cell_values})]):
     quiet (cross "none": cells, and those where the default is within
-    QUIET_IDEAL of the ideal with harm no higher than any baseline's)
+    QUIET_IDEAL of the ideal with harm no higher than any of BASELINES')
     and busy (cross traffic: cells, and those where the default is
     faster than BASELINE with no more harm; the others split by which
     of the two it missed: slower with no more harm, faster with more,
@@ -223,12 +224,12 @@ def goals(cells, default=DEFAULT, baseline="linux-default"):
             continue
         if cross == "none":
             if not d.get("ideal") or not all(_ok(c.get(b))
-                                             for b in BASELINES):
+                                             for b in baselines):
                 continue
             out["quiet"] += 1
             out["quiet_met"] += d["time"] <= QUIET_IDEAL * d["ideal"] * \
                 (1 + _EPS) and all(d["harm"] <= c[b]["harm"]
-                                   for b in BASELINES)
+                                   for b in baselines)
         elif _ok(c.get(baseline)):
             out["busy"] += 1
             faster = d["time"] < c[baseline]["time"]

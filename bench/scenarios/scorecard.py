@@ -13,7 +13,9 @@ how much of each grid it covers.  `--only restart=DIR,keepalive=DIR`
 reads other result directories instead (several of each, in that order;
 `none`: leave that grid out) and scores the cells they hold,
 `--only candidate=POLICY` scores a policy of the rows in the default's
-place.  It writes bench/results/scorecard/: table.md (counts per grid and
+place, `--only baseline=POLICY` (repeatable) scores it against policies
+of the rows instead of the three baselines (e.g. against a second copy
+of the default run beside it: what chance alone makes of the counts).  It writes bench/results/scorecard/: table.md (counts per grid and
 overall, every cell), cells.csv (the numbers behind it) and pareto.png
 (time against harm, a panel per grid).  The arithmetic and its
 definitions: bench/lib/scorecard.py.  Runs on the host (it measures
@@ -26,7 +28,7 @@ keepalive's CUBIC bulk flow where `compete` is 1.
 import json
 from pathlib import Path
 
-from bench.lib import plot, scorecard as sc, stats, table
+from bench.lib import only as check, plot, scorecard as sc, stats, table
 
 REPO = Path(__file__).resolve().parents[2]
 # nothing to resume: the registry's tests ask every scenario for a key
@@ -73,6 +75,7 @@ class Grid:
         self.key, self.retrans, self.cross_of = key, retrans, cross_of
         self.universe = universe
         self.default = sc.default_policy(self.rows)
+        self.baselines = sc.BASELINES
         self._cell_rows = (None, None)   # (default, cell_rows())
 
     def cell_key(self, r):
@@ -110,7 +113,7 @@ class Grid:
     def cells(self, **kw):
         """{cell key: {policy: cell_values}} for the default and the
         baselines; a cell of the universe that no directory ran is {}."""
-        want = set(sc.BASELINES) | {self.default}
+        want = set(self.baselines) | {self.default}
         acc = {k: {} for k in self.universe or ()}
         for k, (_, rs) in self.cell_rows().items():
             for r in rs:
@@ -149,10 +152,12 @@ def keepalive_universe():
 def load(only=None):
     """The grids, from the result directories (ONLY may name others, and
     `candidate`: a policy of the rows to score in the default's place,
-    e.g. a setting proposed as the new default).  With SOURCES the full
-    grids' cells are counted, run or not; with directories named in ONLY
-    the cells those hold."""
+    e.g. a setting proposed as the new default; `baseline`: policies of
+    the rows to score it against instead of sc.BASELINES).  With SOURCES
+    the full grids' cells are counted, run or not; with directories named
+    in ONLY the cells those hold."""
     only = only or {}
+    check.keys("scorecard", only, tuple(SOURCES) + ("candidate", "baseline"))
     grids = []
     for src, dirs in SOURCES.items():
         named = only.get(src)
@@ -193,6 +198,16 @@ def load(only=None):
                                  % (cand, ", ".join(
                                      str(_rel(d)) for d, _ in g.sources)))
             g.default = cand
+    base = tuple(only.get("baseline") or ())
+    if base:
+        for g in grids:
+            have = {r.get("policy") for r in g.rows}
+            miss = [b for b in base if b not in have or b == g.default]
+            if miss:
+                raise SystemExit(
+                    "scorecard: baseline %s: no rows of it in %s, or it is "
+                    "the default scored" % (", ".join(miss), g.name))
+            g.baselines = base
     return grids
 
 
@@ -281,9 +296,16 @@ def score(grids, **kw):
     out = {}
     for g in grids:
         cs = g.cells(**kw)
-        out[g.name] = [(k, c, sc.classify(c, g.default)) for k, c in
-                       cs.items()]
+        out[g.name] = [(k, c, sc.classify(c, g.default, g.baselines))
+                       for k, c in cs.items()]
     return out
+
+
+def busy_baseline(g):
+    """The baseline the busy goal compares G's default with: Linux's
+    default, or the first baseline scored when it is not one."""
+    return "linux-default" if "linux-default" in g.baselines \
+        else g.baselines[0]
 
 
 def _counts_md(grids, scored):
@@ -329,7 +351,7 @@ def _ratios_md(grids, scored):
           "of them p ≤ %.2f | harm baseline | harm default |\n"
           "|---|---|---|---|---|---|---|\n" % (sc.ALPHA, sc.ALPHA)]
     for g in grids:
-        for b in sc.BASELINES:
+        for b in g.baselines:
             rs, dom, sig, hb, hd = [], 0, 0, 0.0, 0.0
             for _, c, v in scored[g.name]:
                 d, x = c.get(g.default), c.get(b)
@@ -356,15 +378,16 @@ def _goals_md(grids, scored):
           "with harm no higher than any baseline's. Busy: cells with "
           "cross traffic (restart: it starts during the idle period; "
           "keepalive: a bulk flow throughout) where the default was "
-          "faster than `linux-default` with no more harm.\n\n"
+          "faster than `%s` with no more harm.\n\n"
           "| grid | quiet cells | quiet: goal met | busy cells | busy: goal "
           "met | busy, missed: slower, no more harm | faster, more harm | "
           "slower, more harm |\n|---|---|---|---|---|---|---|---|\n"
-          % sc.QUIET_IDEAL]
+          % (sc.QUIET_IDEAL, "`, `".join(dict.fromkeys(
+              busy_baseline(g) for g in grids)))]
     for g in grids:
         cross_at = g.key.index("cross")
         o = sc.goals([(k[cross_at], c) for k, c, _ in scored[g.name]],
-                     g.default)
+                     g.default, busy_baseline(g), g.baselines)
         md.append("| %s | %d | %d | %d | %d | %d | %d | %d |\n" % (
             g.name, o["quiet"], o["quiet_met"], o["busy"], o["busy_met"],
             o["busy_slower_less_harm"], o["busy_faster_more_harm"],
@@ -422,7 +445,7 @@ def _cells_md(g, scored):
           "(mean over repetitions).\n\n| cell | default s | fastest "
           "baseline | ×fastest | harm default | %s | status |\n|---|---|"
           "---|---|---|%s---|\n" % (g.name, g.default, " | ".join(
-              "harm " + b for b in sc.BASELINES), "---|" * len(sc.BASELINES))]
+              "harm " + b for b in g.baselines), "---|" * len(g.baselines))]
     for k, c, v in scored:
         d = c.get(g.default) or {}
         st = v["status"]
@@ -436,7 +459,7 @@ def _cells_md(g, scored):
             if v["fastest"] else "—",
             table.fmt(v["ratio"]), table.fmt(d.get("harm")),
             " | ".join(table.fmt((c.get(b) or {}).get("harm"))
-                       for b in sc.BASELINES), st))
+                       for b in g.baselines), st))
     return md
 
 
@@ -444,7 +467,7 @@ def _csv_rows(grids, scored):
     out = []
     for g in grids:
         for k, c, v in scored[g.name]:
-            for p in list(sc.BASELINES) + [g.default]:
+            for p in list(g.baselines) + [g.default]:
                 x = c.get(p)
                 if x is None:
                     continue
@@ -467,11 +490,12 @@ def pareto_points(grids, scored):
             if not v["fastest"]:
                 continue
             best = c[v["fastest"]]["time"]
-            for p in list(sc.BASELINES) + [g.default]:
+            for p in list(g.baselines) + [g.default]:
                 x = c.get(p)
                 if x and x["time"] is not None and x["harm"] is not None \
                         and best:
-                    lab = LABEL.get(p, p + " (default)")
+                    lab = LABEL.get(p, p + (" (default)"
+                                            if p == g.default else ""))
                     pts.setdefault(lab, []).append((x["harm"],
                                                     x["time"] / best))
     return panels
@@ -497,7 +521,8 @@ def report(ctx, rows):
               "`, `".join(used),
               " (the rows predate `cocktail-default`: restart=auto was the "
               "default they ran)" if used == [sc.FALLBACK] else "",
-              ", ".join("`%s`" % b for b in sc.BASELINES),
+              ", ".join("`%s`" % b for b in dict.fromkeys(
+                  b for g in grids for b in g.baselines)),
               round(100 * sc.TOL), round(100 * sc.TOL))]
     md.append(_sources_md(grids))
     md.append("\n## Counts\n")

@@ -490,6 +490,39 @@ def test_candidate_scores_in_the_defaults_place_and_none_leaves_a_grid_out():
                                                 "keepalive"}
 
 
+def test_baseline_scores_against_policies_of_the_rows():
+    """--only baseline=POLICY scores the default against that policy of
+    the rows alone: on the committed run of two copies of the same
+    restart, one copy against the other is dominated by medians in some
+    cells and in none beyond chance; a baseline the rows lack, the
+    default itself, or an unknown --only key is refused in one sentence."""
+    repeat = ["bench/results/restart-modern50m-repeat"]
+    grids = scen.load({"restart": repeat, "keepalive": ["none"],
+                       "candidate": ["cocktail-measure-noburst"],
+                       "baseline": ["cocktail-default"]})
+    assert [g.name for g in grids] == ["modern50m"]
+    g = grids[0]
+    assert g.baselines == ("cocktail-default",)
+    scored = scen.score(grids)["modern50m"]
+    assert len(scored) == 16
+    for _, c, v in scored:
+        assert set(c) == {"cocktail-default", "cocktail-measure-noburst"}
+        assert v["dominators"] in ([], ["cocktail-default"])
+    t = sc.tally(v for _, _, v in scored)
+    assert 0 < t["dominated"] < 16
+    assert not any(sc.significant(v) for _, _, v in scored)
+    md, total = scen._counts_md(grids, scen.score(grids))
+    assert total["dominated"] == t["dominated"]
+    for bad in ({"baseline": ["nope"]},
+                {"baseline": ["cocktail-measure-noburst"]}):
+        with pytest.raises(SystemExit, match="scorecard: baseline"):
+            scen.load(dict({"restart": repeat, "keepalive": ["none"],
+                            "candidate": ["cocktail-measure-noburst"]},
+                           **bad))
+    with pytest.raises(SystemExit, match="unknown --only key basline"):
+        scen.load({"basline": ["bbr"]})
+
+
 def test_report_only_reads_the_sources_of_the_earlier_run(tmp_path):
     """bench/run scorecard --report-only on a directory an earlier
     `--only restart=none,...` run wrote scores what that run read (its
