@@ -258,7 +258,9 @@ CK_FN u32 ck_check_send_us(struct sock *sk)
  * estimate, which the kernel's samples keep from reading above the
  * path, still may).
  * After a loss the kernel's recovery (PRR) brings cwnd down to the
- * ssthresh ck_ssthresh() returns.  Returns that window, in segments.
+ * ssthresh ck_ssthresh() returns: the growth's own response, lower only
+ * where the ACKs showed a rate (cp_loss_ssthresh()).  Returns the exit's
+ * window, in segments; after a loss whose ACKs showed no rate, 0.
  */
 CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 {
@@ -309,6 +311,8 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 	}
 	if (verdict != CP_CHECK_LOSS)
 		shell_set_cwnd(tp, cwnd);
+	else if (!ack_rate)
+		cwnd = 0;	/* no rate shown: the growth's response stands */
 	ca->mstate = CM_NONE;
 	/* the flight's window was in use: validation starts over */
 	ca->cwv_stamp = shell_jiffies();
@@ -910,7 +914,8 @@ CK_FN void ck_pkts_acked(struct sock *sk, const struct ack_sample *sample)
  * Reno's half, or CUBIC's beta_cubic with W_max and fast convergence
  * (a congestion event also ends the initial slow start's HyStart++).
  * During a measured restart's check this is the check's verdict: the
- * window drops to the rate the ACKs showed, at most the growth's own.
+ * growth's own response, or the window of the rate the ACKs showed if
+ * they showed one below it (cp_loss_ssthresh()).
  */
 CK_FN u32 ck_ssthresh(struct sock *sk)
 {
@@ -926,8 +931,7 @@ CK_FN u32 ck_ssthresh(struct sock *sk)
 	}
 	if (!ca->mstate)
 		return base;
-	return cp_max(cp_min(base, ck_check_end(sk, CP_CHECK_LOSS)),
-		      CP_SSTHRESH_MIN);
+	return cp_loss_ssthresh(base, ck_check_end(sk, CP_CHECK_LOSS));
 }
 
 /*

@@ -1052,6 +1052,27 @@ static inline u32 cp_exit_rtt_us(enum cp_check verdict, bool has_ack_rate,
 }
 
 /*
+ * ssthresh after a loss while a measured flight's check was under way:
+ * @base is the growth's own response to the loss (NewReno's half of the
+ * window in flight, CUBIC's 0.7), @ack_cwnd the window of the rate the
+ * check's ACKs showed before it (cp_exit_rate() times
+ * cp_exit_rtt_us()), 0 when they were too few to show a rate.  The ACKs'
+ * rate, where they showed one, may take the window lower than the
+ * growth would: it is what the path delivered to the flight.  Without
+ * it the loss says only that the flight met a full queue, which is what
+ * the growth's response answers; halving the flight's rate at the
+ * minimum RTT instead would cut the window below half of what was in
+ * flight whenever that window held more than the rate's BDP (a restart
+ * window above a short path's BDP, a queue the connection lived with).
+ */
+static inline u32 cp_loss_ssthresh(u32 base, u32 ack_cwnd)
+{
+	if (ack_cwnd && ack_cwnd < base)
+		base = ack_cwnd;
+	return cp_max(base, CP_SSTHRESH_MIN);
+}
+
+/*
  * ssthresh after a failed check (rtt or rate verdict): the exit's window
  * @exit_cwnd is the share the ACKs showed, usually below what the path
  * held before the idle period; slow start takes the connection from

@@ -185,7 +185,8 @@
  *         |                                  ssthresh, BDP)): slow start
  *         |                                  back up to the flight's BDP
  *         |                                  (after a loss: ssthresh =
- *         |                                  min(cwnd, the growth's own))
+ *         |                                  the growth's own, min(cwnd,
+ *         |                                  it) with an ACK rate)
  *         v                                       v
  *                 pacing state restored, ACK-clocked sending
  *

@@ -815,6 +815,13 @@ static void test_measure(void)
 	CHECK_EQ(cp_exit_ssthresh(40, 200, 417), 200);	/* pre-idle ssthresh */
 	CHECK_EQ(cp_exit_ssthresh(40, 200, 30), 40);	/* never below cwnd */
 	CHECK_EQ(cp_exit_ssthresh(40, 2, 417), 40);
+	/* after a check's loss: the growth's response, lower with an ACK rate */
+	CHECK_EQ(cp_loss_ssthresh(5, 0), 5);	/* no ACK rate: NewReno's half */
+	CHECK_EQ(cp_loss_ssthresh(7, 0), 7);	/* CUBIC's 0.7 */
+	CHECK_EQ(cp_loss_ssthresh(5, 3), 3);	/* the ACKs' share */
+	CHECK_EQ(cp_loss_ssthresh(5, 9), 5);
+	CHECK_EQ(cp_loss_ssthresh(1, 0), CP_SSTHRESH_MIN);
+	CHECK_EQ(cp_loss_ssthresh(5, 1), CP_SSTHRESH_MIN);
 	/* a pass: slow start on to the unhalved flight's window */
 	CHECK_EQ(cp_pass_ssthresh(11, 18, false), 20);
 	CHECK_EQ(cp_pass_ssthresh(21, 18, false), 21);

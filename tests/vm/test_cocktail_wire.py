@@ -1947,6 +1947,52 @@ def test_loss_response(cocktail, growth, beta):
     assert abs(at_k - w) <= 0.15 * w, info
 
 
+@pytest.mark.core_on_module
+@pytest.mark.parametrize("growth,beta", [("reno", 0.5), ("cubic", 0.7)])
+def test_measure_loss_exit(cocktail, growth, beta):
+    """A measured restart's check that ends on a loss the ACKs showed no
+    rate for answers as the growth does. On a 20 ms, 2 Mbit/s path (a
+    queue that never overflows) the restart window, 10 segments, is above
+    the path's BDP (3.5 segments): warm up (300 segments), idle 1.5 s,
+    and the server's egress drops the flight's first segment once. The
+    check event says `loss`; in tcp_info the ssthresh the loss sets
+    (first poll in Recovery) is beta x the cwnd just before it (last poll
+    in Open or Disorder): 0.5 under reno, 0.7 under cubic, +-0.05, where
+    halving the flight's rate and taking its window at the minimum RTT
+    would leave 2 segments. The queue rule is off (queue_pct=1000): the
+    warm-up's own queue would otherwise halve the flight first."""
+    params(growth=growth, iw=10, restart="measure", cwv=0, pace_iw=0,
+           pace_rate="max", ssthresh_est=1, pace_burst=1, queue_pct=1000)
+    warm = 300
+    with Link("lx", rtt_ms=20, rate="2mbit") as link, \
+            B.events("cocktail_restart", "cocktail_check") as tr:
+        r = growth_run(link, 40, drop_index=warm, warm=warm, idle=1.5)
+    restart = events(tr.lines, "cocktail_restart", r["port"])
+    check = events(tr.lines, "cocktail_check", r["port"])
+    rows = r["rows"]
+    rec = [i for i, x in enumerate(rows) if x[3] == CA_RECOVERY]
+    info = "restart=%s check=%s after=%s rows=%d first=%s" % (
+        [e for _, e in restart], [e for _, e in check],
+        {k: r["after"][k] for k in ("snd_cwnd", "snd_ssthresh",
+                                    "total_retrans")}, len(rows), rows[:3])
+    assert [e["policy"] for _, e in restart] == ["measure"], info
+    ev = restart[0][1]
+    bdp = int(ev["pacing_rate"]) * int(ev["path_rtt_us"]) / 1e6 / r["mss"]
+    assert int(ev["cwnd_after"]) >= 10 > 2 * bdp, \
+        "premise: a flight of at least the restart window, above twice " \
+        "the rate's BDP (%.1f); %s" % (bdp, info)
+    assert check and check[0][1]["verdict"] == "loss", info
+    assert int(check[0][1]["ack_rate"]) == 0, info
+    assert rec, "no poll in Recovery; %s" % info
+    pre = [x for x in rows[:rec[0]] if x[3] in (CA_OPEN, CA_DISORDER)]
+    assert pre, info
+    w, ss = pre[-1][1], rows[rec[0]][2]
+    info = "cwnd before the loss %d, ssthresh %d (%.3f), the rate's BDP " \
+        "%.1f; %s" % (w, ss, ss / w, bdp, info)
+    assert r["after"]["total_retrans"] >= 1, info
+    assert abs(ss / w - beta) <= 0.05, info
+
+
 @pytest.mark.parametrize("growth", ["cubic", "reno"])
 def test_hystart_ends_slow_start(cocktail, growth):
     """A new connection sends 4000 segments on a 100 ms, 10 Mbit/s path
