@@ -118,7 +118,13 @@ MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
 # does not carry over into the policies after it
 GROWTH = [Policy("cocktail-%s" % g, "cocktail", 1, "cocktail growth=%s" % g,
                  {"growth": g, "cwv": 1})
-          for g in ("cubic", "reno")]
+          for g in ("cubic", "reno")] + [
+    # the kernel's restart (slow-start restart) with each growth: beside
+    # linux-default and the default, it tells a restart's part in a
+    # cell's time from the growth's
+    Policy("cocktail-ssr-cubic", "cocktail", 1,
+           "cocktail restart=ssr growth=cubic",
+           {"restart": "ssr", "cwv": 1, "growth": "cubic"})]
 # the BPF build with the module's restart policies: run when asked for
 # with --only policy=bpf-..., beside the cocktail-* of the same restart
 # (same decisions in the counters, times and throughput as ratios)
