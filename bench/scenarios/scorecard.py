@@ -15,7 +15,8 @@ reads other result directories instead (several of each, in that order;
 `--only candidate=POLICY` scores a policy of the rows in the default's
 place, `--only baseline=POLICY` (repeatable) scores it against policies
 of the rows instead of the three baselines (e.g. against a second copy
-of the default run beside it: what chance alone makes of the counts).  It writes bench/results/scorecard/: table.md (counts per grid and
+of the default run beside it: what chance alone makes of the counts).
+It writes bench/results/scorecard/: table.md (counts per grid and
 overall, every cell), cells.csv (the numbers behind it) and pareto.png
 (time against harm, a panel per grid).  The arithmetic and its
 definitions: bench/lib/scorecard.py.  Runs on the host (it measures
