@@ -85,7 +85,10 @@ DEMO_CWV0 = [Policy("cocktail-%s-cwv0" % r, "cocktail", 1,
 # wnd_cap=0, flights paced at the path's rate even when the peer's window
 # held the connection's data back; and cocktail-room: queue_room=1,
 # flights sent faster than the path's rate into the room a queue of the
-# connection's own showed before the idle period)
+# connection's own showed before the idle period; and cocktail-noqueue:
+# queue_pct=1000, no queue ever counts as standing before the idle
+# period: no flight halved for one, the check's RTT judged against the
+# minimum RTT, no probe)
 MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
                   {"restart": "measure", "cwv": 1}),
            Policy("cocktail-measure-cubic", "cocktail", 1,
@@ -110,7 +113,10 @@ MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
                   {"restart": "measure", "cwv": 1, "wnd_cap": 0}),
            Policy("cocktail-room", "cocktail", 1,
                   "cocktail restart=measure queue_room=1",
-                  {"restart": "measure", "cwv": 1, "queue_room": 1})]
+                  {"restart": "measure", "cwv": 1, "queue_room": 1}),
+           Policy("cocktail-noqueue", "cocktail", 1,
+                  "cocktail restart=measure queue_pct=1000",
+                  {"restart": "measure", "cwv": 1, "queue_pct": 1000})]
 # growth=cubic (CUBIC, RFC 9438, with HyStart++) beside growth=reno, each
 # with the default restart: run when asked for with --only
 # policy=cocktail-cubic (bench/scenarios/growth.py runs both). A policy
@@ -331,12 +337,13 @@ def profile_text(policy, extra_params=None):
 STATE = REPO / "build" / "bench" / "tune"
 # parameters only some policies name (growth, Chan's iw=2, ssthresh_est,
 # pace_burst, check_rate_pct, check_rate_miss, probe_pct, wnd_cap,
-# queue_room): a policy that does not name one runs with it reset, so a
+# queue_room, queue_pct): a policy that does not name one runs with it reset, so a
 # setting does not carry over from the policy before; growth to reno (every
 # restart policy is
 # compared under NewReno growth), the others to their defaults
 CARRIED = ("growth", "iw", "ssthresh_est", "pace_burst", "check_rate_pct",
-           "check_rate_miss", "probe_pct", "wnd_cap", "queue_room")
+           "check_rate_miss", "probe_pct", "wnd_cap", "queue_room",
+           "queue_pct")
 
 
 def carried():
