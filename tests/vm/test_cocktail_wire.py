@@ -1859,6 +1859,18 @@ def cwnd_at(rows, t):
     return c
 
 
+def loss_reduction(rows, info):
+    """The first loss response in Poll ROWS: (index of the first poll in
+    Recovery, the cwnd of the last poll in Open or Disorder before it,
+    the ssthresh of that first Recovery poll); asserts both polls exist
+    (INFO: the failure's context)."""
+    rec = [i for i, x in enumerate(rows) if x[3] == CA_RECOVERY]
+    assert rec, "no poll in Recovery; %s" % info
+    pre = [x for x in rows[:rec[0]] if x[3] in (CA_OPEN, CA_DISORDER)]
+    assert pre, info
+    return rec[0], pre[-1][1], rows[rec[0]][2]
+
+
 def growth_run(link, segs, drop_index=None, warm=0, idle=0.0):
     """On LINK, a new connection from the client to a cocktail server
     (the build's parameters as set) sends SEGS segments while its
@@ -1917,15 +1929,10 @@ def test_loss_response(cocktail, growth, beta):
     with Link("gl", rtt_ms=100, rate="10mbit") as link:
         r = growth_run(link, segs, drop_index=1500)
     rows = r["rows"]
-    rec = [i for i, x in enumerate(rows) if x[3] == CA_RECOVERY]
     info = "after=%s rows=%d first=%s" % (
         {k: r["after"][k] for k in ("snd_cwnd", "snd_ssthresh",
                                     "total_retrans")}, len(rows), rows[:3])
-    assert rec, "no poll in Recovery; %s" % info
-    i0 = rec[0]
-    pre = [x for x in rows[:i0] if x[3] in (CA_OPEN, CA_DISORDER)]
-    assert pre, info
-    w, ss = pre[-1][1], rows[i0][2]
+    i0, w, ss = loss_reduction(rows, info)
     info = "cwnd before the loss %d, ssthresh %d (%.3f); %s" % (
         w, ss, ss / w, info)
     assert r["after"]["total_retrans"] >= 1, info
@@ -1973,7 +1980,6 @@ def test_measure_loss_exit(cocktail, growth, beta):
     restart = events(tr.lines, "cocktail_restart", r["port"])
     check = events(tr.lines, "cocktail_check", r["port"])
     rows = r["rows"]
-    rec = [i for i, x in enumerate(rows) if x[3] == CA_RECOVERY]
     info = "restart=%s check=%s after=%s rows=%d first=%s" % (
         [e for _, e in restart], [e for _, e in check],
         {k: r["after"][k] for k in ("snd_cwnd", "snd_ssthresh",
@@ -1986,10 +1992,7 @@ def test_measure_loss_exit(cocktail, growth, beta):
         "the rate's BDP (%.1f); %s" % (bdp, info)
     assert check and check[0][1]["verdict"] == "loss", info
     assert int(check[0][1]["ack_rate"]) == 0, info
-    assert rec, "no poll in Recovery; %s" % info
-    pre = [x for x in rows[:rec[0]] if x[3] in (CA_OPEN, CA_DISORDER)]
-    assert pre, info
-    w, ss = pre[-1][1], rows[rec[0]][2]
+    _, w, ss = loss_reduction(rows, info)
     info = "cwnd before the loss %d, ssthresh %d (%.3f), the rate's BDP " \
         "%.1f; %s" % (w, ss, ss / w, bdp, info)
     assert r["after"]["total_retrans"] >= 1, info
