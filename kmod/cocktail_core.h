@@ -301,9 +301,14 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 				    path_rtt);
 		if (remember)
 			cp_maxwin_lower(&ca->cap, rate);
-		rtt = cp_exit_rtt_us(verdict, ack_rate, check_rtt, path_rtt);
-		cwnd = cp_max(cp_bdp_segs(rate, rtt, tp->mss_cache),
-			      CP_SSTHRESH_MIN);
+		if (verdict == CP_CHECK_LOSS && !ack_rate) {
+			cwnd = 0;	/* no rate shown: the growth's response stands */
+		} else {
+			rtt = cp_exit_rtt_us(verdict, ack_rate, check_rtt,
+					     path_rtt);
+			cwnd = cp_max(cp_bdp_segs(rate, rtt, tp->mss_cache),
+				      CP_SSTHRESH_MIN);
+		}
 		if (verdict != CP_CHECK_LOSS)
 			tp->snd_ssthresh = cp_exit_ssthresh(cwnd,
 							    tp->snd_ssthresh,
@@ -311,8 +316,6 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 	}
 	if (verdict != CP_CHECK_LOSS)
 		shell_set_cwnd(tp, cwnd);
-	else if (!ack_rate)
-		cwnd = 0;	/* no rate shown: the growth's response stands */
 	ca->mstate = CM_NONE;
 	/* the flight's window was in use: validation starts over */
 	ca->cwv_stamp = shell_jiffies();
