@@ -386,7 +386,7 @@ def test_scorecard_scores_the_committed_grids(tmp_path):
         assert "| %s | cocktail-default | %d |" % (g, n) in md, md[:3000]
     assert {c["policy"] for c in cells if c["role"] == "default"} == \
         {"cocktail-default"}
-    assert "restart-modern50m-default/runs.csv` (16 cells" in md
+    assert "restart-modern50m-cubic/runs.csv` (16 cells" in md
     assert "dominated" in md and "\n|" in md
     assert (out / "pareto.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "bench/run scorecard" in (out / "README.md").read_text()
