@@ -88,7 +88,10 @@ DEMO_CWV0 = [Policy("cocktail-%s-cwv0" % r, "cocktail", 1,
 # connection's own showed before the idle period; and cocktail-noqueue:
 # queue_pct=1000, no queue ever counts as standing before the idle
 # period: no flight halved for one, the check's RTT judged against the
-# minimum RTT, no probe)
+# minimum RTT, no probe; and cocktail-measure-window: pace_rate=window,
+# the pre-idle rate from the window over srtt, the share the last round
+# trip got, instead of the larger of that and the windowed max delivery
+# rate)
 MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
                   {"restart": "measure", "cwv": 1}),
            Policy("cocktail-measure-cubic", "cocktail", 1,
@@ -116,7 +119,10 @@ MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
                   {"restart": "measure", "cwv": 1, "queue_room": 1}),
            Policy("cocktail-noqueue", "cocktail", 1,
                   "cocktail restart=measure queue_pct=1000",
-                  {"restart": "measure", "cwv": 1, "queue_pct": 1000})]
+                  {"restart": "measure", "cwv": 1, "queue_pct": 1000}),
+           Policy("cocktail-measure-window", "cocktail", 1,
+                  "cocktail restart=measure pace_rate=window",
+                  {"restart": "measure", "cwv": 1, "pace_rate": "window"})]
 # growth=cubic (CUBIC, RFC 9438, with HyStart++) beside growth=reno, each
 # with the default restart: run when asked for with --only
 # policy=cocktail-cubic (bench/scenarios/growth.py runs both). A policy
