@@ -128,6 +128,8 @@ static const struct param params[] = {
 	  "100..400" },
 	{ "wnd_cap", P_UINT, OFF(wnd_cap), 0, 1, NULL, 0, "0 or 1" },
 	{ "queue_room", P_UINT, OFF(queue_room), 0, 1, NULL, 0, "0 or 1" },
+	{ "shared_burst", P_UINT, OFF(shared_burst), 0, 1, NULL, 0,
+	  "0 or 1" },
 };
 
 #define NPARAMS (sizeof(params) / sizeof(params[0]))

@@ -463,8 +463,9 @@ next:
  * period that the window @before (segments) does not explain, at least
  * what a slow-start restart would allow; it is paced at that rate, or
  * faster by as much as the room the connection's own queue showed
- * before the idle period would hold (queue_room, cp_room_rate()), and
- * checked on its ACKs against that rate.  No rate at all, or no pacing:
+ * before the idle period would hold (queue_room, cp_room_rate()), or
+ * sent at once behind a queue others kept (shared_burst,
+ * cp_flight_room()), and checked on its ACKs against that rate.  No rate at all, or no pacing:
  * ssr.  Returns the rate the flight is sized and checked at (0: fell
  * back to ssr); sets *cwnd.
  */
@@ -475,7 +476,7 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 	u32 floor = cp_restart_ssr(before, shell_iw_now(sk));
 	u32 path_rtt = ck_path_rtt_us(tp);
 	u32 halvings, rtt, room;
-	bool queued, shared;
+	bool queued, shared, burst;
 	u64 rate, probed, sent;
 	u32 bdp;
 
@@ -511,6 +512,9 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 				     shell_min_rtt_us(tp), tp->mss_cache);
 	if (shell_param(pace_burst))
 		room -= cp_min(room, floor);
+	/* behind a queue others kept, the whole flight at once */
+	burst = shared && shell_param(shared_burst);
+	room = cp_flight_room(room, *cwnd, shared, shell_param(shared_burst));
 	sent = cp_room_rate(rate, *cwnd, room, shell_max_pacing_rate(sk));
 	if (bdp)
 		shell_pace_start(sk, rate);
@@ -522,7 +526,7 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 	/* until the first ACK; the check judges the path against the rate */
 	if (sent > rate) {
 		shell_pace_boost(sk, sent);
-		shell_count(CC_MEASURE_ROOM);
+		shell_count(burst ? CC_MEASURE_BURST : CC_MEASURE_ROOM);
 	}
 	ca->queued = queued;
 	if (halvings > ca->misses)

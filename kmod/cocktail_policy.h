@@ -841,6 +841,27 @@ static inline u64 cp_room_rate(u64 rate, u32 flight, u32 room, u64 cap)
 }
 
 /*
+ * The room, in segments, into which a measured flight of @flight
+ * segments is sent faster than its rate (cp_room_rate()): @room (what
+ * the connection's own queue showed, cp_queue_room()), or the whole
+ * flight, sent at once, when a queue others kept stood before the idle
+ * period (@shared: cp_queue_stood() and not cp_queue_own()) and
+ * @burst (shared_burst) allows it.  Behind a FIFO queue another flow
+ * keeps, a flight paced at the connection's last share gets that share
+ * again (cp_probe_rate()), and the delivery-rate samples the next
+ * restart is sized from cannot read above it; a burst the buffer takes
+ * is served ahead of what arrives behind it, at the link's rate, as a
+ * stale window sent at once (CUBIC without slow-start restart) is.  It
+ * still may overflow a buffer the other flow keeps full, which the
+ * check sees as a loss.  Off, or without such a queue: @room.
+ */
+static inline u32 cp_flight_room(u32 room, u32 flight, bool shared,
+				 bool burst)
+{
+	return shared && burst ? flight : room;
+}
+
+/*
  * The window of a measured restart's flight: the BDP halved @halvings
  * times (cp_measure_halvings()), plus CP_MEASURE_EXTRA_SEGS, never below
  * @floor (the window a slow-start restart would have, min(IW, cwnd)).

@@ -142,7 +142,8 @@
  *         |  cwnd < 3/4 rate * RTT / mss); no rate: ssr;
  *         |  room = min(cwnd before - rate * min RTT / mss,
  *         |  rate * (srtt - min RTT) / mss) - min(IW, cwnd), when
- *         |  not halved, misses 0 and queue_room
+ *         |  not halved, misses 0 and queue_room; room = cwnd
+ *         |  when halved for a queue others kept and shared_burst
  *         v
  *     FLIGHT: paced at rate; until its first ACK at rate * cwnd /
  *         |  (cwnd - room) (room >= cwnd: unpaced); cwnd frozen
@@ -225,6 +226,14 @@
  * of the traffic behind it, as the baselines' bursts do.  Not after a queue
  * others kept (their room), nor after a failed check.  The check still
  * judges the ACKs against the rate, not the faster sending.
+ * Behind a queue others kept (a flight halved for it), shared_burst=1
+ * (counted in measure_burst) sends the whole flight at once the same
+ * way: paced at its last share of a FIFO queue another flow keeps full,
+ * a flight gets that share again and the next restart's rate samples
+ * cannot read above it, where a burst is served at the link's rate for
+ * as long as it lasts, as the stale window of CUBIC without slow-start
+ * restart is.  It may overflow the buffer the other flow fills; the
+ * check sees the loss.
  * A flight at the bottleneck's rate builds no queue, so its RTTs stay at
  * the minimum and its ACKs come back as fast as it was sent, unless the
  * path changed during the idle period: a competitor's queue raises the
@@ -564,6 +573,14 @@ static unsigned int cocktail_wnd_cap __read_mostly = 1;
  * no gain from it.
  */
 static unsigned int cocktail_queue_room __read_mostly;
+/*
+ * restart=measure: on, a connection that found a queue others kept
+ * before the idle period sends its flight at once rather than paced
+ * (cp_flight_room()): paced at its last share of a FIFO queue another
+ * flow keeps, it gets that share again.  Off by default until the
+ * bench's grids say what it costs where the buffer is shallow.
+ */
+static unsigned int cocktail_shared_burst __read_mostly;
 /* On: without it ssthresh starts at the kernel's "infinity". */
 static unsigned int cocktail_ssthresh_est __read_mostly = 1;
 
@@ -801,6 +818,9 @@ MODULE_PARM_DESC(wnd_cap, "1: restart=measure paces a connection whose data the 
 module_param_cb(queue_room, &cocktail_bool_ops, &cocktail_queue_room, 0644);
 MODULE_PARM_DESC(queue_room, "1: restart=measure paces its flight faster than the path's rate by as much as the queue the connection's own window kept before the idle period would hold; 0: at the rate (default 0)");
 
+module_param_cb(shared_burst, &cocktail_bool_ops, &cocktail_shared_burst, 0644);
+MODULE_PARM_DESC(shared_burst, "1: restart=measure sends its flight at once when a queue others kept stood before the idle period; 0: paced at the rate (default 0)");
+
 /* ---- counters ------------------------------------------------------ */
 
 static atomic_long_t cocktail_counters[CC_NR];
@@ -1000,6 +1020,7 @@ static bool cocktail_app_limited_decay_ok(const struct sock *sk)
 #define COCKTAIL_PARAM_probe_pct	cocktail_probe_pct
 #define COCKTAIL_PARAM_wnd_cap		cocktail_wnd_cap
 #define COCKTAIL_PARAM_queue_room	cocktail_queue_room
+#define COCKTAIL_PARAM_shared_burst	cocktail_shared_burst
 
 /*
  * The core's names for the socket, mapped onto the kernel's helpers and

@@ -66,6 +66,7 @@ MODULE_PARAMS = {
         "probe_pct": v_range(100, 400),
         "wnd_cap": v_bool,
         "queue_room": v_bool,
+        "shared_burst": v_bool,
         "nvp_s": v_range(1, 3600),
         "stats": None,
     },

@@ -709,6 +709,17 @@ static void test_measure(void)
 	 */
 	CHECK_EQ(100 - 100 * 6250000ULL / cp_room_rate(6250000, 100, 25,
 						      CP_U64_MAX), 25);
+	/* shared_burst: behind a queue others kept, the whole flight */
+	CHECK_EQ(cp_flight_room(0, 45, true, true), 45);
+	CHECK_EQ(cp_flight_room(12, 45, true, true), 45);
+	CHECK_EQ(cp_flight_room(12, 45, true, false), 12);
+	CHECK_EQ(cp_flight_room(12, 45, false, true), 12);
+	CHECK_EQ(cp_flight_room(0, 45, false, false), 0);
+	/* ... which cp_room_rate() sends at the socket's cap, unpaced */
+	CHECK_EQ(cp_room_rate(1250000, 45, cp_flight_room(0, 45, true, true),
+			      50000000), 50000000);
+	CHECK_EQ(cp_room_rate(1250000, 45, cp_flight_room(0, 45, false, true),
+			      50000000), 1250000);
 	/* the flight's window follows: 84 segments of 1448 at 100 ms, 105 */
 	CHECK_EQ(cp_bdp_segs(cp_probe_rate(1212500, true, 0, 100, CP_U64_MAX),
 			     100000, 1448), 84);

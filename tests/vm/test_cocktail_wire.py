@@ -1595,7 +1595,16 @@ def test_measure_queue_halves(cocktail):
     checks it), so its threshold is 30 % here rather than 75 %: in the
     TCG guest the sender has been seen to take the flight's ACKs up to
     45 ms late while the capture showed them at the flight's rate, which
-    over the halved flight's ~55 ms reads as 55 % of its rate.
+    over the halved flight's ~55 ms reads as 55 % of its rate. Its
+    segments after the restart window (IW 10, which pace_burst sends at
+    once) leave paced: at least 0.8 of an MSS's time at the restart
+    event's pacing rate apart on average (the capture is before the
+    bottleneck), and measure_burst does not count it.
+
+    burst: as others with shared_burst=1: the same halved flight, sent
+    at once: its segments after the restart window leave at most 0.25
+    of that time apart on average, and measure_burst counts it (with
+    measure_queued). The empty 200-packet buffer holds it.
 
     cut: as others with 2 % random loss at the bottleneck during the 300
     segments (none after them), which leaves ssthresh below the halved
@@ -1616,7 +1625,8 @@ def test_measure_queue_halves(cocktail):
     def run(case):
         params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
                ssthresh_est=int(case != "own"), check_rtt_pct=125,
-               check_rate_pct=30, queue_pct=120)
+               check_rate_pct=30, queue_pct=120,
+               shared_burst=int(case == "burst"))
         with Topo(rtt=100, rate="10mbit", limit=200) as t, \
                 delay_later(t, 250 if case == "drained" else 150,
                             2 if case == "cut" else 0) as slow, \
@@ -1646,6 +1656,9 @@ def test_measure_queue_halves(cocktail):
             else 0
         bdp = bdp_segs(rate, r["before"]["min_rtt"],
                        r["before"]["snd_mss"])
+        # after the restart window, and an MSS's time at the rate
+        r["spacing"] = mean_spacing(fl[10:]) if len(fl) > 11 else None
+        r["ref"] = r["before"]["snd_mss"] / rate if rate else None
         return r, len(fl), bdp
 
     def premise(case):
@@ -1658,7 +1671,7 @@ def test_measure_queue_halves(cocktail):
                 own_queue(a[0]) == (case == "own") and \
                 (case != "cut" or int(a[0]["restart"][-1][1]["ssthresh"]) <
                  a[2] // 2 + 2) and \
-                (case not in ("others", "cut") or
+                (case not in ("others", "burst", "cut") or
                  [e["verdict"] for _, e in a[0]["check"]] == ["full"])
         return holds
 
@@ -1666,13 +1679,15 @@ def test_measure_queue_halves(cocktail):
         return "(srtt, min_rtt, flight, BDP) per attempt %s; %s" % (
             [(a[0]["before"]["rtt"], a[0]["before"]["min_rtt"], a[1], a[2])
              for a in tries], measure_info(tries[-1][0]))
-    for case in ("own", "others", "cut", "drained"):
+    for case in ("own", "others", "burst", "cut", "drained"):
         (r, n, bdp), tries = until_premise(lambda: run(case), premise(case))
         info = "%s: %s" % (case, describe(tries))
         assert premise(case)((r, n, bdp)), info
         assert bdp, info
         assert r["restart"][-1][1]["policy"] == "measure", info
-        if case in ("others", "cut"):
+        assert r["counters"]["measure_burst"] == int(case == "burst"), \
+            (r["counters"], info)
+        if case in ("others", "burst", "cut"):
             assert abs(n - (bdp // 2 + 2)) <= 2, info
             assert r["counters"]["measure_queued"] == 1, info
             assert r["most"] >= 0.8 * bdp, \
@@ -1680,6 +1695,14 @@ def test_measure_queue_halves(cocktail):
         else:
             assert n >= 0.6 * (bdp + 2), info
             assert r["counters"]["measure_queued"] == 0, info
+        if case in ("others", "burst"):
+            assert r["spacing"] is not None, info
+            info += "; after the first 10 %.3f ms apart, MSS at the rate " \
+                "%.3f ms" % (r["spacing"] * 1e3, r["ref"] * 1e3)
+            if case == "burst":
+                assert r["spacing"] <= 0.25 * r["ref"], info
+            else:
+                assert r["spacing"] >= 0.8 * r["ref"], info
 
 
 @pytest.mark.parametrize("room", [1, 0])
