@@ -130,6 +130,7 @@ static const struct param params[] = {
 	{ "queue_room", P_UINT, OFF(queue_room), 0, 1, NULL, 0, "0 or 1" },
 	{ "shared_burst", P_UINT, OFF(shared_burst), 0, 1, NULL, 0,
 	  "0 or 1" },
+	{ "shared_rtt", P_UINT, OFF(shared_rtt), 0, 1, NULL, 0, "0 or 1" },
 };
 
 #define NPARAMS (sizeof(params) / sizeof(params[0]))

@@ -100,6 +100,7 @@ __u32 probe_pct = 100;
 __u32 wnd_cap = 1;
 __u32 queue_room SEC(".data") = 0;
 __u32 shared_burst SEC(".data") = 0;
+__u32 shared_rtt SEC(".data") = 0;
 
 /*
  * Counters (enum cocktail_counter), read by the tool; a power of two of

@@ -465,7 +465,9 @@ next:
  * faster by as much as the room the connection's own queue showed
  * before the idle period would hold (queue_room, cp_room_rate()), or
  * sent at once behind a queue others kept (shared_burst,
- * cp_flight_room()), and checked on its ACKs against that rate.  No rate at all, or no pacing:
+ * cp_flight_room()), and checked on its ACKs against that rate.  Behind
+ * such a queue, with shared_rtt, the BDP is over srtt instead of the
+ * minimum RTT, not halved (cp_flight_rtt()).  No rate at all, or no pacing:
  * ssr.  Returns the rate the flight is sized and checked at (0: fell
  * back to ssr); sets *cwnd.
  */
@@ -475,8 +477,8 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 	const struct tcp_sock *tp = shell_tp(sk);
 	u32 floor = cp_restart_ssr(before, shell_iw_now(sk));
 	u32 path_rtt = ck_path_rtt_us(tp);
-	u32 halvings, rtt, room;
-	bool queued, shared, burst;
+	u32 halvings, rtt, room, frtt;
+	bool queued, shared, burst, over_srtt;
 	u64 rate, probed, sent;
 	u32 bdp;
 
@@ -498,8 +500,14 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 			   tp->snd_wnd, path_rtt);
 	if (rate < probed)
 		shell_count(CC_MEASURE_WND);
-	bdp = cp_bdp_segs(rate, path_rtt, tp->mss_cache);
-	halvings = cp_measure_halvings(ca->misses, shared);
+	/* behind a queue others kept, over the RTT the flight meets */
+	frtt = cp_flight_rtt(path_rtt,
+			     cp_check_rtt_base(queued, shell_srtt_us(tp),
+					       path_rtt),
+			     shared, shell_param(shared_rtt));
+	over_srtt = frtt > path_rtt;
+	bdp = cp_bdp_segs(rate, frtt, tp->mss_cache);
+	halvings = cp_measure_halvings(ca->misses, shared && !over_srtt);
 	*cwnd = cp_measure_cwnd(bdp, halvings, floor);
 	/*
 	 * The room its own queue showed, less the restart window that
@@ -531,6 +539,8 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 	ca->queued = queued;
 	if (halvings > ca->misses)
 		shell_count(CC_MEASURE_QUEUED);
+	if (over_srtt)
+		shell_count(CC_MEASURE_SRTT);
 	ca->mstate = CM_FLIGHT;
 	return rate;
 }

@@ -721,6 +721,28 @@ static inline u32 cp_measure_halvings(u32 misses, bool queued)
 }
 
 /*
+ * The RTT, in us, over which a measured flight's window is the path's
+ * BDP: the path's minimum @min_rtt_us, or, behind a queue others kept
+ * before the idle period (@shared: cp_queue_stood() and not
+ * cp_queue_own()) when @on (shared_rtt), the RTT the check judges a
+ * rise against, @base_rtt_us (cp_check_rtt_base(): srtt when above the
+ * minimum).  The connection's own queue drains while it is idle;
+ * another flow's does not, and the flight meets it: a window of the
+ * rate times the minimum RTT then delivers only the rate times
+ * min RTT / srtt, a fraction of the rate the check holds it to, and a
+ * response that would fit in the rate's round trip takes several.
+ * Sized over srtt, the window is not also halved for the queue
+ * (cp_measure_halvings() with @shared false): the halving hedges the
+ * same windowed max this sizing trusts.
+ */
+static inline u32 cp_flight_rtt(u32 min_rtt_us, u32 base_rtt_us, bool shared,
+				bool on)
+{
+	return shared && on && base_rtt_us > min_rtt_us ? base_rtt_us :
+							   min_rtt_us;
+}
+
+/*
  * The rate a measured restart sizes and paces its flight at, in B/s: the
  * path's @rate (cp_path_rate()) raised to @pct % of it when the
  * connection's last check passed with its lowest RTT showing a queue

@@ -139,7 +139,8 @@
  *         |  cwnd = max(BDP >> (misses + halve) + 2, min(IW, cwnd))
  *         |  (queued: RTT > queue_pct % min RTT, RTT the last round's
  *         |  lowest sample, else srtt; halve: queued and
- *         |  cwnd < 3/4 rate * RTT / mss); no rate: ssr;
+ *         |  cwnd < 3/4 rate * RTT / mss; with shared_rtt, instead
+ *         |  of halve, BDP = rate * srtt / mss); no rate: ssr;
  *         |  room = min(cwnd before - rate * min RTT / mss,
  *         |  rate * (srtt - min RTT) / mss) - min(IW, cwnd), when
  *         |  not halved, misses 0 and queue_room; room = cwnd
@@ -233,7 +234,11 @@
  * cannot read above it, where a burst is served at the link's rate for
  * as long as it lasts, as the stale window of CUBIC without slow-start
  * restart is.  It may overflow the buffer the other flow fills; the
- * check sees the loss.
+ * check sees the loss.  shared_rtt=1 (counted in measure_srtt) sizes
+ * that flight as the rate times srtt instead of halving the minimum
+ * RTT's BDP: the other flow's queue did not drain during the idle
+ * period, so the flight meets an RTT of srtt, and a window of the rate
+ * times the minimum RTT delivers only a fraction of the rate.
  * A flight at the bottleneck's rate builds no queue, so its RTTs stay at
  * the minimum and its ACKs come back as fast as it was sent, unless the
  * path changed during the idle period: a competitor's queue raises the
@@ -581,6 +586,13 @@ static unsigned int cocktail_queue_room __read_mostly;
  * bench's grids say what it costs where the buffer is shallow.
  */
 static unsigned int cocktail_shared_burst __read_mostly;
+/*
+ * restart=measure: on, a connection that found a queue others kept
+ * before the idle period sizes its flight over srtt, the RTT it will
+ * meet, instead of halving the minimum RTT's BDP (cp_flight_rtt()).
+ * Off by default until the bench's grids say what it costs.
+ */
+static unsigned int cocktail_shared_rtt __read_mostly;
 /* On: without it ssthresh starts at the kernel's "infinity". */
 static unsigned int cocktail_ssthresh_est __read_mostly = 1;
 
@@ -821,6 +833,9 @@ MODULE_PARM_DESC(queue_room, "1: restart=measure paces its flight faster than th
 module_param_cb(shared_burst, &cocktail_bool_ops, &cocktail_shared_burst, 0644);
 MODULE_PARM_DESC(shared_burst, "1: restart=measure sends its flight at once when a queue others kept stood before the idle period; 0: paced at the rate (default 0)");
 
+module_param_cb(shared_rtt, &cocktail_bool_ops, &cocktail_shared_rtt, 0644);
+MODULE_PARM_DESC(shared_rtt, "1: restart=measure sizes its flight as the rate times srtt when a queue others kept stood before the idle period; 0: the rate times the minimum RTT, halved (default 0)");
+
 /* ---- counters ------------------------------------------------------ */
 
 static atomic_long_t cocktail_counters[CC_NR];
@@ -1021,6 +1036,7 @@ static bool cocktail_app_limited_decay_ok(const struct sock *sk)
 #define COCKTAIL_PARAM_wnd_cap		cocktail_wnd_cap
 #define COCKTAIL_PARAM_queue_room	cocktail_queue_room
 #define COCKTAIL_PARAM_shared_burst	cocktail_shared_burst
+#define COCKTAIL_PARAM_shared_rtt	cocktail_shared_rtt
 
 /*
  * The core's names for the socket, mapped onto the kernel's helpers and

@@ -610,8 +610,8 @@ def _auto_vs_chosen_md(rows):
 DECISIONS = ("ssr", "decay", "keep", "pace", "measure", "auto_ssr",
              "auto_pace", "measure_no_rate", "measure_queued",
              "measure_probed", "measure_wnd", "measure_room",
-             "measure_burst", "check_full", "check_rtt", "check_rate",
-             "check_loss", "pace_no_rate")
+             "measure_burst", "measure_srtt", "check_full", "check_rtt",
+             "check_rate", "check_loss", "pace_no_rate")
 
 
 def _decisions(rows):

@@ -67,6 +67,7 @@ MODULE_PARAMS = {
         "wnd_cap": v_bool,
         "queue_room": v_bool,
         "shared_burst": v_bool,
+        "shared_rtt": v_bool,
         "nvp_s": v_range(1, 3600),
         "stats": None,
     },

@@ -709,6 +709,17 @@ static void test_measure(void)
 	 */
 	CHECK_EQ(100 - 100 * 6250000ULL / cp_room_rate(6250000, 100, 25,
 						      CP_U64_MAX), 25);
+	/* shared_rtt: behind a queue others kept, the BDP over srtt */
+	CHECK_EQ(cp_flight_rtt(50000, 105000, true, true), 105000);
+	CHECK_EQ(cp_flight_rtt(50000, 105000, true, false), 50000);
+	CHECK_EQ(cp_flight_rtt(50000, 105000, false, true), 50000);
+	CHECK_EQ(cp_flight_rtt(50000, 50000, true, true), 50000);
+	CHECK_EQ(cp_flight_rtt(50000, 40000, true, true), 50000);
+	/* 10 Mbit/s: 44 segments over 50 ms, 91 over 105 ms, not halved */
+	CHECK_EQ(cp_measure_cwnd(cp_bdp_segs(1250000, cp_flight_rtt(50000,
+			105000, true, true), 1448), 0, 10), 93);
+	CHECK_EQ(cp_measure_cwnd(cp_bdp_segs(1250000, cp_flight_rtt(50000,
+			105000, true, false), 1448), 1, 10), 24);
 	/* shared_burst: behind a queue others kept, the whole flight */
 	CHECK_EQ(cp_flight_room(0, 45, true, true), 45);
 	CHECK_EQ(cp_flight_room(12, 45, true, true), 45);

@@ -1611,6 +1611,12 @@ def test_measure_queue_halves(cocktail):
     of that time apart on average, and measure_burst counts it (with
     measure_queued). The empty 200-packet buffer holds it.
 
+    srtt: as others with shared_rtt=1: the flight's window (the restart
+    event's cwnd_after) is the restart's rate times srtt (the event's
+    srtt_us, about twice the minimum) plus 2 (+-2), not halved; at least
+    0.6 of it leaves before the first ACK (the flight meets the RTT it
+    was sized over), measure_srtt counts it and measure_queued does not.
+
     cut: as others with 2 % random loss at the bottleneck during the 300
     segments (none after them), which leaves ssthresh below the halved
     flight (premise, from the restart event). Held at the halved flight
@@ -1631,7 +1637,8 @@ def test_measure_queue_halves(cocktail):
         params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
                ssthresh_est=int(case != "own"), check_rtt_pct=125,
                check_rate_pct=30, queue_pct=120,
-               shared_burst=int(case == "burst"))
+               shared_burst=int(case == "burst"),
+               shared_rtt=int(case == "srtt"))
         with Topo(rtt=100, rate="10mbit", limit=200) as t, \
                 delay_later(t, 250 if case == "drained" else 150,
                             2 if case == "cut" else 0) as slow, \
@@ -1678,7 +1685,7 @@ def test_measure_queue_halves(cocktail):
                 own_queue(a[0]) == (case == "own") and \
                 (case != "cut" or int(a[0]["restart"][-1][1]["ssthresh"]) <
                  a[2] // 2 + 2) and \
-                (case not in ("others", "burst", "cut") or
+                (case not in ("others", "burst", "srtt", "cut") or
                  [e["verdict"] for _, e in a[0]["check"]] == ["full"])
         return holds
 
@@ -1686,7 +1693,7 @@ def test_measure_queue_halves(cocktail):
         return "(srtt, min_rtt, flight, BDP) per attempt %s; %s" % (
             [(a[0]["before"]["rtt"], a[0]["before"]["min_rtt"], a[1], a[2])
              for a in tries], measure_info(tries[-1][0]))
-    for case in ("own", "others", "burst", "cut", "drained"):
+    for case in ("own", "others", "burst", "srtt", "cut", "drained"):
         (r, n, bdp), tries = until_premise(lambda: run(case), premise(case))
         info = "%s: %s" % (case, describe(tries))
         assert premise(case)((r, n, bdp)), info
@@ -1694,7 +1701,18 @@ def test_measure_queue_halves(cocktail):
         assert r["restart"][-1][1]["policy"] == "measure", info
         assert r["counters"]["measure_burst"] == int(case == "burst"), \
             (r["counters"], info)
-        if case in ("others", "burst", "cut"):
+        assert r["counters"]["measure_srtt"] == int(case == "srtt"), \
+            (r["counters"], info)
+        if case == "srtt":
+            ev = r["restart"][-1][1]
+            want = bdp_segs(int(ev["pacing_rate"]), int(ev["srtt_us"]),
+                            r["before"]["snd_mss"]) + 2
+            assert abs(int(ev["cwnd_after"]) - want) <= 2, \
+                "%s; window %s, rate x srtt + 2 = %d" % (
+                    info, ev["cwnd_after"], want)
+            assert n >= 0.6 * want, "%s; want %d" % (info, want)
+            assert r["counters"]["measure_queued"] == 0, info
+        elif case in ("others", "burst", "cut"):
             assert abs(n - (bdp // 2 + 2)) <= 2, info
             assert r["counters"]["measure_queued"] == 1, info
             assert r["most"] >= 0.8 * bdp, \
