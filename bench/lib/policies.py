@@ -115,28 +115,18 @@ MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
                   "cocktail restart=measure probe_pct=%d" % pct,
                   {"restart": "measure", "cwv": 1, "probe_pct": pct})
            for pct in (125, 150)] + [
-           Policy("cocktail-nowndcap", "cocktail", 1,
-                  "cocktail restart=measure wnd_cap=0",
-                  {"restart": "measure", "cwv": 1, "wnd_cap": 0}),
-           Policy("cocktail-room", "cocktail", 1,
-                  "cocktail restart=measure queue_room=1",
-                  {"restart": "measure", "cwv": 1, "queue_room": 1}),
-           Policy("cocktail-noqueue", "cocktail", 1,
-                  "cocktail restart=measure queue_pct=1000",
-                  {"restart": "measure", "cwv": 1, "queue_pct": 1000}),
-           Policy("cocktail-measure-window", "cocktail", 1,
-                  "cocktail restart=measure pace_rate=window",
-                  {"restart": "measure", "cwv": 1, "pace_rate": "window"}),
-           Policy("cocktail-shared-burst", "cocktail", 1,
-                  "cocktail restart=measure shared_burst=1",
-                  {"restart": "measure", "cwv": 1, "shared_burst": 1}),
-           Policy("cocktail-shared-rtt", "cocktail", 1,
-                  "cocktail restart=measure shared_rtt=1",
-                  {"restart": "measure", "cwv": 1, "shared_rtt": 1}),
-           Policy("cocktail-shared-rtt-burst", "cocktail", 1,
-                  "cocktail restart=measure shared_rtt=1 shared_burst=1",
-                  {"restart": "measure", "cwv": 1, "shared_rtt": 1,
-                   "shared_burst": 1})]
+           Policy("cocktail-" + name, "cocktail", 1,
+                  "cocktail restart=measure " +
+                  " ".join("%s=%s" % kv for kv in extra.items()),
+                  dict({"restart": "measure", "cwv": 1}, **extra))
+           for name, extra in (
+               ("nowndcap", {"wnd_cap": 0}),
+               ("room", {"queue_room": 1}),
+               ("noqueue", {"queue_pct": 1000}),
+               ("measure-window", {"pace_rate": "window"}),
+               ("shared-burst", {"shared_burst": 1}),
+               ("shared-rtt", {"shared_rtt": 1}),
+               ("shared-rtt-burst", {"shared_rtt": 1, "shared_burst": 1}))]
 # growth=cubic (CUBIC, RFC 9438, with HyStart++) beside growth=reno, each
 # with the default restart: run when asked for with --only
 # policy=cocktail-cubic (bench/scenarios/growth.py runs both). A policy
