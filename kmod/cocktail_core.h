@@ -522,7 +522,7 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 		room -= cp_min(room, floor);
 	/* behind a queue others kept, the whole flight at once */
 	burst = shared && shell_param(shared_burst);
-	room = cp_flight_room(room, *cwnd, shared, shell_param(shared_burst));
+	room = cp_flight_room(room, *cwnd, shared, burst);
 	sent = cp_room_rate(rate, *cwnd, room, shell_max_pacing_rate(sk));
 	if (bdp)
 		shell_pace_start(sk, rate);
