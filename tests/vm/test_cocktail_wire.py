@@ -838,14 +838,21 @@ def measure_info(r):
                 [e for _, e in r["restart"]], [e for _, e in r["check"]]))
 
 
-def check_on_wire(pkts, server, port, wall, mss, segs):
+def check_on_wire(pkts, server, port, wall, mss, segs, rate):
     """What the capture shows of a measured restart's check that ended
     SEGS segments after the flight's first ACK: (ACK span, send span,
-    lowest RTT), in microseconds. The ACK span runs from the flight's
-    first ACK to the one that delivered the SEGS-th segment after it; the
-    send span between the sending of the last segments those two ACKs
-    covered; the RTTs are each of those ACKs' time less that of the data
-    segment ending at its ACK number (the capture point's own view)."""
+    lowest RTT, bunched), in microseconds. The ACK span runs from the
+    flight's first ACK to the one that delivered the SEGS-th segment after
+    it; the send span between the sending of the last segments those two
+    ACKs covered; the RTTs are each of those ACKs' time less that of the
+    data segment ending at its ACK number (the capture point's own view).
+
+    bunched is how much of the send span the hop to the capture took out:
+    segments paced at RATE (payload bytes/s) one MSS's time apart that the
+    capture saw less than a quarter of that apart were held on the way (a
+    vCPU the host descheduled, under TCG) and caught up; each such gap
+    counts the time it lost. The kernel stamps a segment when it leaves
+    TCP, so its span is the capture's plus what was bunched."""
     data = sorted((p for p in pkts if p.ts >= wall and p.src == server and
                    p.plen > 0 and port in (p.sport, p.dport)),
                   key=lambda q: q.ts)
@@ -854,18 +861,26 @@ def check_on_wire(pkts, server, port, wall, mss, segs):
                   key=lambda q: q.ts)
     acks = [a for a in acks if seq_after(a.ack, data[0].seq)]
 
-    def sent(ack):
+    def sent_pkt(ack):
         # the first transmission of the byte before ACK
-        return next(p.ts for p in data
+        return next(p for p in data
                     if not seq_after(p.seq, (ack - 1) & 0xFFFFFFFF) and
                     seq_after(p.end, (ack - 1) & 0xFFFFFFFF))
+
+    def sent(ack):
+        return sent_pkt(ack).ts
     first = acks[0]
     want = (first.ack + segs * mss) & 0xFFFFFFFF
     last = next(a for a in acks if not seq_after(want, a.ack))
     checked = [a for a in acks if first.ts <= a.ts <= last.ts]
     rtt = min(a.ts - sent(a.ack) for a in checked)
+    lo, hi = data.index(sent_pkt(first.ack)), data.index(sent_pkt(last.ack))
+    gap = mss / rate
+    bunched = sum(gap - (b.ts - a.ts) for a, b in
+                  zip(data[lo:hi], data[lo + 1:hi + 1])
+                  if b.ts - a.ts < gap / 4)
     return ((last.ts - first.ts) * 1e6, (sent(last.ack) - sent(first.ack))
-            * 1e6, rtt * 1e6)
+            * 1e6, rtt * 1e6, bunched * 1e6)
 
 
 # Attempts at a warm-up whose only loss episode is the slow-start exit's:
@@ -987,16 +1002,19 @@ def test_measure_quiet_path(cocktail, growth):
     # what the check measured, against the capture: the ACKs' span, the
     # span of their segments' sending and the lowest RTT, each within
     # 3 ms + 10 % (the capture sits one hop from the server, whose ACK
-    # processing under TCG adds to its own samples)
+    # processing under TCG adds to its own samples); the send span also
+    # may be longer than the capture's by what that hop bunched
     chk = r["check"][-1][1]
-    ack_us, send_us, rtt_us = check_on_wire(
+    ack_us, send_us, rtt_us, bunched_us = check_on_wire(
         r["pkts"], t.server_addr, r["port"], r["wall"], mss,
-        int(chk["segs"]))
-    for key, wire in (("elapsed_us", ack_us), ("send_us", send_us),
-                      ("rtt_us", rtt_us)):
-        assert abs(int(chk[key]) - wire) <= 3000 + 0.1 * wire, \
-            "check %s=%s, on the wire %.0f us; %s" % (key, chk[key], wire,
-                                                      info)
+        int(chk["segs"]), int(chk["sent_rate"]))
+    for key, wire, held in (("elapsed_us", ack_us, 0),
+                            ("send_us", send_us, bunched_us),
+                            ("rtt_us", rtt_us, 0)):
+        assert -3000 - 0.1 * wire <= int(chk[key]) - wire <= \
+            3000 + 0.1 * wire + held, \
+            "check %s=%s, on the wire %.0f us (%.0f us bunched on the " \
+            "way); %s" % (key, chk[key], wire, held, info)
 
 
 def new_data_segments(pkts, sender, t0, t1):
