@@ -245,15 +245,23 @@ class EventCollector:
         self.g.sock.settimeout(0.2)
         self.events = []
         self.enobufs = 0
-        self._stop = False
+        self._stop = 0  # the drain's deadline once stop() was asked for
         self._t = threading.Thread(target=self._run, daemon=True)
         self._t.start()
 
     def _run(self):
-        while not self._stop:
+        # Reads until stop() was asked for and the socket stayed empty for
+        # a whole timeout: the kernel queued every event before stop(), but
+        # a thread the GIL and busy vCPUs held back may still be far
+        # behind, and leaving then would lose the queue's tail unseen.
+        # Events that keep coming (traffic still running) end it at the
+        # deadline stop() set.
+        while not self._stop or time.monotonic() < self._stop:
             try:
                 self.events.extend(self.g.recv_events())
             except socket.timeout:
+                if self._stop:
+                    return
                 continue
             except OSError as e:
                 if e.errno == errno.ENOBUFS:
@@ -261,9 +269,11 @@ class EventCollector:
                     continue
                 raise
 
-    def stop(self, settle=0.5):
+    def stop(self, settle=0.5, drain=10.0):
+        """Events until now: waits SETTLE seconds for late ones, then
+        reads what is queued, for at most DRAIN seconds."""
         time.sleep(settle)
-        self._stop = True
+        self._stop = time.monotonic() + drain
         self._t.join()
         self.g.close()
         return self.events

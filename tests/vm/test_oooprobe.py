@@ -158,14 +158,21 @@ def run_case(tmp_path, tag, nbytes, srv_netem="", drop_index=None,
     with Link(tag, rtt_ms=rtt, srv_netem=srv_netem, rate=rate,
               v6=v6) as link:
         g = Genl()
-        missed0 = g.stats()["STAT_KPROBE_MISSED"]
+        st0 = g.stats()
         ext0 = tcp_ext(link.cli)
         with link.capture(tmp_path / ("%s.pcap" % tag)) as cap:
             col = EventCollector()
             srv, cli = transfer(link, nbytes, drop_index=drop_index,
                                 drop_times=drop_times)
             events = col.stop()
-        link.missed = g.stats()["STAT_KPROBE_MISSED"] - missed0
+        st1 = g.stats()
+        link.missed = st1["STAT_KPROBE_MISSED"] - st0["STAT_KPROBE_MISSED"]
+        # what the probe counted against what the collector heard, for a
+        # failure's message
+        link.heard = "the probe sent %d events (%d dropped), %d heard" % (
+            st1["STAT_EVENTS_SENT"] - st0["STAT_EVENTS_SENT"],
+            st1["STAT_EVENTS_DROPPED"] - st0["STAT_EVENTS_DROPPED"],
+            len(events))
         link.kernel_drops = ofo_drops(ext0, tcp_ext(link.cli))
         link.cap_dropped = cap.dropped
         g.close()
@@ -199,7 +206,8 @@ def truth_case(tmp_path, tag, nbytes, **kw):
             out = (events, pkts, srv, cli, link) + compare(events, pkts,
                                                            srv, cli)
         except AssertionError as e:
-            err = e
+            err = AssertionError("%s; %s" % (e, link.heard)) \
+                if not isinstance(e, HoldOff) else e
         else:
             if not no_truth:
                 return out
