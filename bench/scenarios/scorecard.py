@@ -51,7 +51,8 @@ SOURCES = {"restart": ["bench/results/restart-chan2m-clamp",
                          "bench/results/keepalive-rest-default",
                          "bench/results/keepalive-think3-default",
                          "bench/results/keepalive-bulk-cubic",
-                         "bench/results/keepalive-bulk-burst"]}
+                         "bench/results/keepalive-bulk-burst",
+                         "bench/results/keepalive-bulk-srtt"]}
 RESTART_KEY = ("queue", "delay_ms", "burst", "cross")
 KEEPALIVE_KEY = ("kind", "rtt_ms", "compete", "size_kb", "think_s", "cross")
 LABEL = {"linux-default": "CUBIC+SSR (Linux default)",
