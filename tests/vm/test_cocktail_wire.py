@@ -875,7 +875,7 @@ def check_on_wire(pkts, server, port, wall, mss, segs, rate):
     checked = [a for a in acks if first.ts <= a.ts <= last.ts]
     rtt = min(a.ts - sent(a.ack) for a in checked)
     lo, hi = data.index(sent_pkt(first.ack)), data.index(sent_pkt(last.ack))
-    gap = mss / rate
+    gap = mss / rate if rate else 0
     bunched = sum(gap - (b.ts - a.ts) for a, b in
                   zip(data[lo:hi], data[lo + 1:hi + 1])
                   if b.ts - a.ts < gap / 4)
