@@ -861,26 +861,23 @@ def check_on_wire(pkts, server, port, wall, mss, segs, rate):
                   key=lambda q: q.ts)
     acks = [a for a in acks if seq_after(a.ack, data[0].seq)]
 
-    def sent_pkt(ack):
-        # the first transmission of the byte before ACK
-        return next(p for p in data
+    def sent(ack):
+        # the index in data of the first transmission of the byte before ACK
+        return next(i for i, p in enumerate(data)
                     if not seq_after(p.seq, (ack - 1) & 0xFFFFFFFF) and
                     seq_after(p.end, (ack - 1) & 0xFFFFFFFF))
-
-    def sent(ack):
-        return sent_pkt(ack).ts
     first = acks[0]
     want = (first.ack + segs * mss) & 0xFFFFFFFF
     last = next(a for a in acks if not seq_after(want, a.ack))
     checked = [a for a in acks if first.ts <= a.ts <= last.ts]
-    rtt = min(a.ts - sent(a.ack) for a in checked)
-    lo, hi = data.index(sent_pkt(first.ack)), data.index(sent_pkt(last.ack))
+    rtt = min(a.ts - data[sent(a.ack)].ts for a in checked)
+    lo, hi = sent(first.ack), sent(last.ack)
     gap = mss / rate if rate else 0
     bunched = sum(gap - (b.ts - a.ts) for a, b in
                   zip(data[lo:hi], data[lo + 1:hi + 1])
                   if b.ts - a.ts < gap / 4)
-    return ((last.ts - first.ts) * 1e6, (sent(last.ack) - sent(first.ack))
-            * 1e6, rtt * 1e6, bunched * 1e6)
+    return ((last.ts - first.ts) * 1e6, (data[hi].ts - data[lo].ts) * 1e6,
+            rtt * 1e6, bunched * 1e6)
 
 
 # Attempts at a warm-up whose only loss episode is the slow-start exit's:
