@@ -31,6 +31,10 @@
  * - The NewReno steps are kfuncs (tcp_slow_start, tcp_cong_avoid_ai,
  *   tcp_reno_ssthresh, tcp_reno_undo_cwnd); PRR is the kernel's, as for
  *   the module, because neither uses .cong_control.
+ * - The table of restarts toward one destination (ensemble) is an array
+ *   map with a lock in each slot, where the module has one lock for its
+ *   table: a BPF program cannot take a lock in global data.  Its clock
+ *   is bpf_ktime_get_ns() / 1000, the clock of the module's tcp_clock_us().
  * - Events go to a ring buffer (the tool prints them in the format of
  *   the module's tracepoints) instead of tracepoints; counters are
  *   global data instead of the stats parameter, with the module's names
@@ -101,6 +105,7 @@ __u32 wnd_cap = 1;
 __u32 queue_room SEC(".data") = 0;
 __u32 shared_burst SEC(".data") = 0;
 __u32 shared_rtt SEC(".data") = 0;
+__u32 ensemble = 1;
 
 /*
  * Counters (enum cocktail_counter), read by the tool; a power of two of
@@ -395,6 +400,67 @@ static __always_inline bool shell_app_limited_decay_ok(struct sock *sk)
 		return true;
 	/* Limited by the send buffer, not by the application. */
 	return !(BPF_CORE_READ(so, flags) & (1UL << COCKTAIL_SOCK_NOSPACE));
+}
+
+/* ---- restarts toward one destination (ensemble) ------------------- */
+
+/*
+ * The module's table of ensembles (cp_ensemble_join() in
+ * cocktail_policy.h), one slot per array element with its own lock, as
+ * a BPF program cannot take a lock in global data.
+ */
+struct ensemble_slot {
+	struct bpf_spin_lock lock;
+	struct cp_ensemble e;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CP_ENSEMBLE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct ensemble_slot);
+} ensembles SEC(".maps");
+
+/* include/linux/socket.h */
+#define COCKTAIL_AF_INET6	10
+
+/*
+ * The place of this restart in the ensemble toward its destination (1:
+ * the first, or ensemble=0), joining it; as cocktail_ensemble_place() in
+ * the module, with the same key and clock (CLOCK_MONOTONIC in us).
+ */
+static __always_inline __u32 shell_ensemble(struct sock *sk, __u32 span_us)
+{
+	struct sock_common *skc = &sk->__sk_common;
+	__u32 addr[4] = {}, words = 1, key, slot, place, salt;
+	__u64 now_us = bpf_ktime_get_ns() / 1000;
+	struct ensemble_slot *s;
+	bool evicted;
+
+	if (!ensemble)
+		return 1;
+	salt = BPF_CORE_READ(skc, skc_net.net, hash_mix);
+	addr[0] = skc->skc_daddr;
+	if (skc->skc_family == COCKTAIL_AF_INET6) {
+		__builtin_memcpy(addr, skc->skc_v6_daddr.in6_u.u6_addr32,
+				 sizeof(addr));
+		/* a v4-mapped peer is keyed as IPv4, as in the module */
+		if (!addr[0] && !addr[1] && addr[2] == bpf_htonl(0xffff))
+			addr[0] = addr[3];
+		else
+			words = 4;
+	}
+	key = cp_ensemble_key(addr, words, salt);
+	slot = cp_ensemble_slot(key);
+	s = bpf_map_lookup_elem(&ensembles, &slot);
+	if (!s)
+		return 1;
+	bpf_spin_lock(&s->lock);
+	place = cp_ensemble_join(&s->e, key, now_us, span_us, &evicted);
+	bpf_spin_unlock(&s->lock);
+	if (evicted)
+		shell_count(CC_ENSEMBLE_EVICT);
+	return place;
 }
 
 /* ---- the rest of the shell the core runs in (cocktail_core.h) ------ */

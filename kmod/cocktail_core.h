@@ -467,7 +467,9 @@ next:
  * sent at once behind a queue others kept (shared_burst,
  * cp_flight_room()), and checked on its ACKs against that rate.  Behind
  * such a queue, with shared_rtt, the BDP is over srtt instead of the
- * minimum RTT, not halved (cp_flight_rtt()).  No rate at all, or no pacing:
+ * minimum RTT, not halved (cp_flight_rtt()).  The k-th of restarts toward
+ * one destination within one RTT (ensemble) sizes and paces its flight
+ * at 1/k of the rate (cp_ensemble_rate()).  No rate at all, or no pacing:
  * ssr.  Returns the rate the flight is sized and checked at (0: fell
  * back to ssr); sets *cwnd.
  */
@@ -477,7 +479,7 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 	const struct tcp_sock *tp = shell_tp(sk);
 	u32 floor = cp_restart_ssr(before, shell_iw_now(sk));
 	u32 path_rtt = ck_path_rtt_us(tp);
-	u32 halvings, rtt, room, frtt;
+	u32 halvings, rtt, room, frtt, place;
 	bool queued, shared, burst, over_srtt;
 	u64 rate, probed, sent;
 	u32 bdp;
@@ -500,6 +502,12 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 			   tp->snd_wnd, path_rtt);
 	if (rate < probed)
 		shell_count(CC_MEASURE_WND);
+	/* the k-th restart toward this destination within one RTT: 1/k */
+	place = rate && path_rtt ? shell_ensemble(sk, path_rtt) : 1;
+	if (place > 1) {
+		rate = cp_ensemble_rate(rate, place);
+		shell_count(CC_MEASURE_ENSEMBLE);
+	}
 	/* behind a queue others kept, over the RTT the flight meets */
 	frtt = cp_flight_rtt(path_rtt,
 			     cp_check_rtt_base(queued, shell_srtt_us(tp),

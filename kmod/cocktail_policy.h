@@ -1587,6 +1587,105 @@ static inline u32 cp_hystart_grow(struct cp_hystart *h, u32 acked)
 }
 
 /*
+ * Restarts that share a destination (an ensemble, as RFC 9040 shares
+ * TCP control block state among connections to one host): connections
+ * of one host to one destination that restart within one path RTT of
+ * the ensemble's first restart meet at the same bottleneck with flights
+ * each sized from its own rate estimate.  Those estimates were each
+ * measured beside the others' traffic, and a windowed maximum keeps
+ * each connection's best rounds, in which the others happened to send
+ * less, so together the flights are sized for several times the path.
+ * The k-th restart of an ensemble paces and sizes its flight at 1/k of
+ * its rate: the flights of n restarts that each read the path's rate R
+ * sum to R (1 + 1/2 + ... + 1/n), about R ln n, instead of n R; the
+ * first, alone or not, keeps its whole rate, and each check lets its
+ * connection slow-start back to its old window when the path takes the
+ * flight.  A connection restarting alone is never slowed.
+ *
+ * The table is fixed: CP_ENSEMBLE_SLOTS slots indexed by a hash of the
+ * destination and the network namespace's random hash_mix, so a remote
+ * peer can neither grow it nor aim at a slot.  A restart toward another
+ * destination that hashes to a slot whose ensemble is still within its
+ * span takes the slot over (counted): that ensemble's later restarts
+ * start a new one and go unslowed, as without the table.  256 slots
+ * keep a host with a hundred destinations restarting within one RTT
+ * mostly apart, in 6 KB.
+ */
+#define CP_ENSEMBLE_SLOTS	256U
+/*
+ * Beyond 64 restarts in one RTT toward one destination, 1/k of the rate
+ * is below the slow-start restart's window for any path this module is
+ * tuned for, and that window is the flight's floor anyway.
+ */
+#define CP_ENSEMBLE_MAX		64U
+/* 2^32 / golden ratio: the multiplicative hash's constant (Knuth). */
+#define CP_ENSEMBLE_HASH_MUL	0x9e3779b1U
+
+struct cp_ensemble {
+	u64 start_us;	/* us: the ensemble's first restart */
+	u32 span_us;	/* us: that restart's path RTT */
+	u32 key;	/* cp_ensemble_key() of its destination */
+	u32 n;		/* restarts in it so far (0: slot unused) */
+};
+
+/*
+ * The key of a destination: @words 32-bit words of its address (1 for
+ * IPv4, 4 for IPv6) mixed with @salt (the network namespace's hash_mix).
+ * Never 0, so a key of 0 marks nothing.
+ */
+static inline u32 cp_ensemble_key(const u32 *addr, u32 words, u32 salt)
+{
+	u32 i, h = salt;
+
+	for (i = 0; i < 4 && i < words; i++) {
+		h ^= addr[i];
+		h *= CP_ENSEMBLE_HASH_MUL;
+		h ^= h >> 16;
+	}
+	return h ? h : 1;
+}
+
+static inline u32 cp_ensemble_slot(u32 key)
+{
+	return key % CP_ENSEMBLE_SLOTS;
+}
+
+/*
+ * A restart toward @key at @now_us (us) whose path RTT is @span_us joins
+ * the ensemble in slot @e: returns its place in it (1: the first), and
+ * sets *@evicted when the slot held another destination's ensemble that
+ * was still within its span.  A slot whose ensemble's span has passed
+ * starts a new one.
+ */
+static inline u32 cp_ensemble_join(struct cp_ensemble *e, u32 key,
+				   u64 now_us, u32 span_us, bool *evicted)
+{
+	bool live = e->n && now_us >= e->start_us &&
+		    now_us - e->start_us < e->span_us;
+
+	*evicted = live && e->key != key;
+	if (!live || e->key != key) {
+		e->start_us = now_us;
+		e->span_us = span_us;
+		e->key = key;
+		e->n = 0;
+	}
+	if (e->n < CP_ENSEMBLE_MAX)
+		e->n++;
+	return e->n;
+}
+
+/* The k-th restart's (@place) share of its @rate, B/s. */
+static inline u64 cp_ensemble_rate(u64 rate, u32 place)
+{
+	u32 r;
+
+	if (place <= 1)
+		return rate;
+	return cp_div_u64_rem(rate, place, &r);
+}
+
+/*
  * Idle periods are counted in a coarse histogram of whole RTOs, buckets
  * [1, 2), [2, 4), [4, 8), [8, 16), [16, 32) and [32, inf) RTOs: whether
  * restarts follow a pause just past the RTO (pipelined requests, a slow

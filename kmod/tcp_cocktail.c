@@ -135,6 +135,8 @@
  *         |  with its lowest RTT > queue_pct % min RTT, misses 0,
  *         |  at most snd_wnd / min RTT when the peer's window held
  *         |  data back since the last restart (wnd_cap),
+ *         |  divided by k for the k-th restart toward the same
+ *         |  destination within one min RTT (ensemble),
  *         |  BDP = rate * min RTT / mss;
  *         |  cwnd = max(BDP >> (misses + halve) + 2, min(IW, cwnd))
  *         |  (queued: RTT > queue_pct % min RTT, RTT the last round's
@@ -239,6 +241,21 @@
  * RTT's BDP: the other flow's queue did not drain during the idle
  * period, so the flight meets an RTT of srtt, and a window of the rate
  * times the minimum RTT delivers only a fraction of the rate.
+ * Connections of one host to one destination that restart together (a
+ * browser's parallel connections, responses pushed to every connection
+ * of a client at once) each size their flight from a rate they measured
+ * beside the others' traffic, and a windowed maximum holds each one's
+ * best rounds, in which the others sent less: together the flights are
+ * sized for several times the path, and no connection's own reading can
+ * tell.  With ensemble=1 (counted in measure_ensemble) the k-th restart
+ * toward a destination within one minimum RTT of the first paces and
+ * sizes its flight at 1/k of its rate, so n restarts that each read the
+ * path's rate send about ln n times it rather than n times; each passed
+ * check lets its connection slow-start back to its old window.  The
+ * ensembles live in a fixed table of 256 slots keyed by the destination
+ * and the network namespace (cocktail_policy.h, cp_ensemble_join()); a
+ * restart toward a destination whose slot another destination's
+ * ensemble still holds takes it over (counted in ensemble_evict).
  * A flight at the bottleneck's rate builds no queue, so its RTTs stay at
  * the minimum and its ACKs come back as fast as it was sent, unless the
  * path changed during the idle period: a competitor's queue raises the
@@ -456,7 +473,8 @@
  *
  * Parameters are read once per decision, so a change applies to the next
  * connection (iw, pace_iw, ssthresh_est, growth), the next restart
- * (restart, auto_rtt_us, queue_pct, pace_rate, pace_burst, probe_pct) or
+ * (restart, auto_rtt_us, queue_pct, pace_rate, pace_burst, probe_pct,
+ * ensemble) or
  * the next ACK (cwv, nvp_s, check_rtt_pct, check_rate_pct,
  * check_rate_miss).
  */
@@ -593,6 +611,14 @@ static unsigned int cocktail_shared_burst __read_mostly;
  * Off by default until the bench's grids say what it costs.
  */
 static unsigned int cocktail_shared_rtt __read_mostly;
+/*
+ * restart=measure: on, the k-th of the restarts toward one destination
+ * within one RTT paces and sizes its flight at 1/k of its rate
+ * (cp_ensemble_rate()): flights each sized from a rate measured beside
+ * the others' traffic overflow the path together.  A connection that
+ * restarts alone is not affected.
+ */
+static unsigned int cocktail_ensemble __read_mostly = 1;
 /* On: without it ssthresh starts at the kernel's "infinity". */
 static unsigned int cocktail_ssthresh_est __read_mostly = 1;
 
@@ -836,6 +862,9 @@ MODULE_PARM_DESC(shared_burst, "1: restart=measure sends its flight at once when
 module_param_cb(shared_rtt, &cocktail_bool_ops, &cocktail_shared_rtt, 0644);
 MODULE_PARM_DESC(shared_rtt, "1: restart=measure sizes its flight as the rate times srtt when a queue others kept stood before the idle period; 0: the rate times the minimum RTT, halved (default 0)");
 
+module_param_cb(ensemble, &cocktail_bool_ops, &cocktail_ensemble, 0644);
+MODULE_PARM_DESC(ensemble, "1: restart=measure paces and sizes the k-th of the restarts toward one destination within one RTT at 1/k of its rate; 0: each at its own rate (default 1)");
+
 /* ---- counters ------------------------------------------------------ */
 
 static atomic_long_t cocktail_counters[CC_NR];
@@ -1013,6 +1042,49 @@ static bool cocktail_app_limited_decay_ok(const struct sock *sk)
 	       !test_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
 }
 
+/* ---- restarts toward one destination (ensemble) ------------------- */
+
+/*
+ * The ensembles of restarts in progress, cp_ensemble_join() in a fixed
+ * table (cocktail_policy.h explains the mechanism and the bound).  A
+ * restart is once per idle period per connection, so one lock for the
+ * table costs nothing; _bh because restarts run in process context
+ * (sendmsg) and in softirq (a transmit from an incoming ACK).
+ */
+static struct cp_ensemble cocktail_ens[CP_ENSEMBLE_SLOTS];
+static DEFINE_SPINLOCK(cocktail_ens_lock);
+
+/*
+ * The place of this restart in the ensemble toward its destination (1:
+ * the first, or ensemble=0), joining it; @span_us is the path's RTT.
+ * The key mixes in the network namespace's random hash_mix: namespaces
+ * (the bench's hosts, containers) never share an ensemble, and a peer
+ * cannot choose addresses that land in one slot.
+ */
+static u32 cocktail_ensemble_place(struct sock *sk, u32 span_us)
+{
+	u32 salt = net_hash_mix(sock_net(sk)), key, place;
+	bool evicted;
+
+	if (!READ_ONCE(cocktail_ensemble))
+		return 1;
+#if IS_ENABLED(CONFIG_IPV6)
+	if (sk->sk_family == AF_INET6 &&
+	    !ipv6_addr_v4mapped(&sk->sk_v6_daddr))
+		key = cp_ensemble_key((const u32 *)sk->sk_v6_daddr.s6_addr32,
+				      4, salt);
+	else
+#endif
+		key = cp_ensemble_key((const u32 *)&sk->sk_daddr, 1, salt);
+	spin_lock_bh(&cocktail_ens_lock);
+	place = cp_ensemble_join(&cocktail_ens[cp_ensemble_slot(key)], key,
+				 tcp_clock_us(), span_us, &evicted);
+	spin_unlock_bh(&cocktail_ens_lock);
+	if (evicted)
+		cocktail_count(CC_ENSEMBLE_EVICT);
+	return place;
+}
+
 /* ---- the shell the core runs in (cocktail_core.h) ------------------ */
 
 #define CK_FN static
@@ -1037,6 +1109,7 @@ static bool cocktail_app_limited_decay_ok(const struct sock *sk)
 #define COCKTAIL_PARAM_queue_room	cocktail_queue_room
 #define COCKTAIL_PARAM_shared_burst	cocktail_shared_burst
 #define COCKTAIL_PARAM_shared_rtt	cocktail_shared_rtt
+#define COCKTAIL_PARAM_ensemble		cocktail_ensemble
 
 /*
  * The core's names for the socket, mapped onto the kernel's helpers and
@@ -1069,6 +1142,7 @@ static bool cocktail_app_limited_decay_ok(const struct sock *sk)
 #define shell_pace_boost(sk, rate)	cocktail_pace_boost(sk, rate)
 #define shell_pace_stop(sk, why, r)	cocktail_pace_stop(sk, why, r)
 #define shell_app_limited_decay_ok(sk)	cocktail_app_limited_decay_ok(sk)
+#define shell_ensemble(sk, span_us)	cocktail_ensemble_place(sk, span_us)
 
 /*
  * snd_cwnd_stamp = now on every ACK and transmit start keeps the

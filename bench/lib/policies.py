@@ -95,7 +95,9 @@ DEMO_CWV0 = [Policy("cocktail-%s-cwv0" % r, "cocktail", 1,
 # once rather than paced when a queue others kept stood before the idle
 # period; cocktail-shared-rtt: shared_rtt=1, that flight sized as the
 # rate times srtt instead of the minimum RTT's BDP halved;
-# cocktail-shared-rtt-burst: both)
+# cocktail-shared-rtt-burst: both; and cocktail-noensemble: ensemble=0,
+# every restart at its own rate, also the k-th toward one destination
+# within one RTT)
 MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
                   {"restart": "measure", "cwv": 1}),
            Policy("cocktail-measure-cubic", "cocktail", 1,
@@ -126,7 +128,8 @@ MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
                ("measure-window", {"pace_rate": "window"}),
                ("shared-burst", {"shared_burst": 1}),
                ("shared-rtt", {"shared_rtt": 1}),
-               ("shared-rtt-burst", {"shared_rtt": 1, "shared_burst": 1}))]
+               ("shared-rtt-burst", {"shared_rtt": 1, "shared_burst": 1}),
+               ("noensemble", {"ensemble": 0}))]
 # growth=cubic (CUBIC, RFC 9438, with HyStart++) beside growth=reno, each
 # with the default restart: run when asked for with --only
 # policy=cocktail-cubic (bench/scenarios/growth.py runs both). A policy
@@ -347,13 +350,14 @@ def profile_text(policy, extra_params=None):
 STATE = REPO / "build" / "bench" / "tune"
 # parameters only some policies name (growth, Chan's iw=2, ssthresh_est,
 # pace_burst, check_rate_pct, check_rate_miss, probe_pct, wnd_cap,
-# queue_room, shared_burst, shared_rtt, queue_pct): a policy that does not name one runs with it reset, so a
+# queue_room, shared_burst, shared_rtt, ensemble, queue_pct): a policy that
+# does not name one runs with it reset, so a
 # setting does not carry over from the policy before; growth to reno (every
 # restart policy is
 # compared under NewReno growth), the others to their defaults
 CARRIED = ("growth", "iw", "ssthresh_est", "pace_burst", "check_rate_pct",
            "check_rate_miss", "probe_pct", "wnd_cap", "queue_room",
-           "shared_burst", "shared_rtt", "queue_pct")
+           "shared_burst", "shared_rtt", "ensemble", "queue_pct")
 
 
 def carried():

@@ -235,10 +235,15 @@ def clamp_window(sock, clamp, rcvbuf=0):
 
 
 class Conn:
-    def __init__(self, host, port, rcvbuf=0, clamp=0, cc=None, timeout=120):
+    """A keep-alive connection to the server above; SOURCE binds it to one
+    of the client's addresses first (a host of many clients)."""
+    def __init__(self, host, port, rcvbuf=0, clamp=0, cc=None, timeout=120,
+                 source=None):
         fam = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.s = socket.socket(fam, socket.SOCK_STREAM)
         self.s.settimeout(timeout)
+        if source:
+            self.s.bind((source, 0))
         if clamp:
             clamp_window(self.s, clamp, rcvbuf)
         elif rcvbuf:
@@ -258,16 +263,25 @@ class Conn:
         out, self.buf = self.buf[:n], self.buf[n:]
         return out
 
-    def fetch(self, nseg):
-        """Request nseg segments; return (bytes, seconds from request to
-        last byte)."""
-        t0 = time.monotonic()
+    def request(self, nseg):
+        """Ask for nseg segments, without waiting for them (response())."""
         self.s.sendall(b"%d\n" % nseg)
+
+    def response(self):
+        """Read the answer to a request; return its length in bytes."""
         head = self._recv_exact(16)
         if head.startswith(b"ERR"):
             raise RuntimeError("server: %r" % head)
         total = int(head)
         self._recv_exact(total - 16)
+        return total
+
+    def fetch(self, nseg):
+        """Request nseg segments; return (bytes, seconds from request to
+        last byte)."""
+        t0 = time.monotonic()
+        self.request(nseg)
+        total = self.response()
         return total, time.monotonic() - t0
 
     def _answer(self):

@@ -960,9 +960,73 @@ static void test_mul(void)
 	CHECK_EQ(got, CP_U64_MAX);
 }
 
+static void test_ensemble(void)
+{
+	struct cp_ensemble e = { 0 }, t[CP_ENSEMBLE_SLOTS] = { { 0 } };
+	u32 a4 = 0x0a000002, b4 = 0x0a000003;
+	u32 a6[4] = { 0xfd000000, 0, 0, 2 }, b6[4] = { 0xfd000000, 0, 0, 3 };
+	u32 i, k, ka = cp_ensemble_key(&a4, 1, 7), kb = cp_ensemble_key(&b4, 1, 7);
+	u32 evicted_n = 0;
+	bool ev;
+
+	/* keys: never 0, differ by address, by salt, by family's words */
+	CHECK(ka != kb);
+	CHECK(ka != cp_ensemble_key(&a4, 1, 8));
+	CHECK(cp_ensemble_key(a6, 4, 7) != cp_ensemble_key(b6, 4, 7));
+	CHECK(cp_ensemble_key(a6, 4, 7) != cp_ensemble_key(a6, 1, 7));
+	CHECK(cp_ensemble_key(&a4, 0, 0) == 1);
+	CHECK(cp_ensemble_slot(ka) < CP_ENSEMBLE_SLOTS);
+
+	/* the first restart keeps its rate, the k-th gets 1/k */
+	CHECK_EQ(cp_ensemble_join(&e, ka, 1000000, 100000, &ev), 1);
+	CHECK(!ev);
+	CHECK_EQ(cp_ensemble_join(&e, ka, 1050000, 20000, &ev), 2);
+	CHECK(!ev);
+	CHECK_EQ(cp_ensemble_join(&e, ka, 1099999, 20000, &ev), 3);
+	CHECK_EQ(e.span_us, 100000);	/* the first restart's span */
+	/* one span after the first: a new ensemble */
+	CHECK_EQ(cp_ensemble_join(&e, ka, 1100000, 20000, &ev), 1);
+	CHECK(!ev);
+	/* another destination in the live slot: taken over, counted */
+	CHECK_EQ(cp_ensemble_join(&e, kb, 1110000, 20000, &ev), 1);
+	CHECK(ev);
+	CHECK_EQ(cp_ensemble_join(&e, kb, 1120000, 20000, &ev), 2);
+	/* ... after its span: no eviction */
+	CHECK_EQ(cp_ensemble_join(&e, ka, 1200000, 20000, &ev), 1);
+	CHECK(!ev);
+	/* a clock before the start (never on one host): a new ensemble */
+	CHECK_EQ(cp_ensemble_join(&e, ka, 5, 20000, &ev), 1);
+	/* the place saturates */
+	for (i = 0; i < 2 * CP_ENSEMBLE_MAX; i++)
+		k = cp_ensemble_join(&e, ka, 10, 20000, &ev);
+	CHECK_EQ(k, CP_ENSEMBLE_MAX);
+
+	CHECK_EQ(cp_ensemble_rate(1250000, 0), 1250000);
+	CHECK_EQ(cp_ensemble_rate(1250000, 1), 1250000);
+	CHECK_EQ(cp_ensemble_rate(1250000, 2), 625000);
+	CHECK_EQ(cp_ensemble_rate(1250000, 3), 416666);
+	CHECK_EQ(cp_ensemble_rate(~0ULL, 64), (~0ULL) / 64);
+
+	/*
+	 * The bound: more live destinations than slots must take slots
+	 * over; 100 of them in 256 slots almost surely do (birthday), and
+	 * each one's own later restarts still find it when nobody did.
+	 */
+	for (i = 0; i < 100; i++) {
+		u32 a = 0x0a010000 + i, key = cp_ensemble_key(&a, 1, 12345);
+
+		cp_ensemble_join(&t[cp_ensemble_slot(key)], key, 2000000 + i,
+				 100000, &ev);
+		evicted_n += ev;
+	}
+	CHECK(evicted_n > 0);
+	CHECK(evicted_n < 100);
+}
+
 int main(void)
 {
 	test_mul();
+	test_ensemble();
 	test_measure();
 	test_iw();
 	test_wrap();

@@ -46,8 +46,8 @@ from cocktail_lab.capture import (ACK, Capture, ack_rate, data_segments,
                                   median, pair_gaps, read_pcap,
                                   resent, retransmissions, seq_after)
 from cocktail_lab.proc import in_ns
-from cocktail_lab.topo import (REPO, Link, PreparedTc, Topo, bottleneck_drops,
-                               qdisc_drops, tc)
+from cocktail_lab.topo import (REPO, Link, Pair, PreparedTc, Topo,
+                               bottleneck_drops, qdisc_drops, tc)
 from cocktail_lab.traffic import Conn
 from oooprobe_lib import tcp_repair_write_seq
 
@@ -1439,6 +1439,153 @@ def test_rate_filter_ages(cocktail):
         "restart rate %.2f Mbit/s after the link went to 2 Mbit/s; %s" % (
             rate * 8 / 1e6, info)
 
+
+
+def _restart_together(t, n, segs, sources=None, idle=2.0):
+    """In the client's namespace: N keep-alive connections to the
+    server (from the client's addresses SOURCES, one each, and a
+    20-segment warm-up on all at once; else all from its own address,
+    a warm-up of WARM_BULK on each in turn, each alone on the path),
+    IDLE seconds idle, then a request of SEGS segments on every one, sent
+    back to back, and the answers read. Returns the client ports and
+    the wall-clock time before the requests."""
+    conns = [Conn(t.server_addr, PORT, source=sources[i] if sources
+                  else None) for i in range(n)]
+    try:
+        if sources:
+            for c in conns:
+                c.request(20)
+            for c in conns:
+                c.response()
+        else:
+            for c in conns:
+                for _ in range(WARM_BULK["warm_max"]):
+                    c.fetch(WARM_BULK["warm_segs"])
+        time.sleep(idle)
+        t_req = time.time()
+        for c in conns:
+            c.request(segs)
+        for c in conns:
+            c.response()
+        return [c.s.getsockname()[1] for c in conns], t_req
+    finally:
+        for c in conns:
+            c.close()
+
+
+ENSEMBLE = 4
+
+
+@pytest.mark.parametrize("ensemble", [1, 0])
+def test_ensemble(topo, ensemble):
+    """Four connections from one client (one destination), each warmed
+    up alone on the 100 ms, 10 Mbit/s path, restart together after 2 s
+    idle (60-segment responses, requested back to back). With
+    ensemble=1 the k-th restart in time (restart events) paces and sizes
+    its flight at 1/k of its rate: its pacing_rate is within 0.6..1.5
+    times the first's / k, measure_ensemble counts the three after the
+    first, and on the wire each flight (the segments before the first
+    ACK for them) leaves spaced at least 0.6 k times as far apart as
+    the first's. With ensemble=0 every flight goes at its own rate,
+    within 1.5 times the first's, spaced as closely, and nothing is
+    counted. The premise (run again otherwise): four measured, paced
+    restarts, all within one minimum RTT."""
+    params(iw=10, restart="measure", cwv=0, pace_iw=0, pace_rate="max",
+           ssthresh_est=1, ensemble=ensemble)
+    pcap = OUT / ("%s_ensemble%d.pcap" % (B.name, ensemble))
+
+    def run():
+        c0 = B.counters()
+        with B.events("cocktail_restart") as tr, \
+                Capture(topo.capture_ns, topo.capture_dev, pcap,
+                        "tcp port %d" % PORT) as capt:
+            ports, t_req = in_ns(topo.client, _restart_together, topo,
+                                 ENSEMBLE, 60, timeout=300)
+        assert capt.dropped == 0, "tcpdump dropped packets"
+        c1 = B.counters()
+        ev = [e for e in restart_events(tr.lines)
+              if int(e["dport"]) in ports]
+        return {"ports": ports, "t_req": t_req, "events": ev,
+                "counters": {k: c1[k] - c0.get(k, 0) for k in c1}}
+
+    def premise(r):
+        ev = r["events"]
+        return len(ev) == ENSEMBLE and \
+            all(e["policy"] == "measure" and int(e["pacing_rate"]) > 0
+                for e in ev)
+
+    r, tries = until_premise(run, premise)
+    info = "events=%s counters=%s attempts %d" % (
+        r["events"], {k: v for k, v in r["counters"].items() if v},
+        len(tries))
+    assert premise(r), info
+    rates = [int(e["pacing_rate"]) for e in r["events"]]
+    pkts = read_pcap(pcap)
+    spacing = []
+    for e in r["events"]:
+        fl = flight_after(pkts, topo.server_addr, r["t_req"],
+                          dport=int(e["dport"]))
+        assert len(fl) >= 10, info
+        spacing.append(mean_spacing(fl))
+    info += "; rates %s, mean spacing (ms) %s" % (
+        rates, [round(x * 1e3, 2) for x in spacing])
+    if ensemble:
+        for k in range(2, ENSEMBLE + 1):
+            assert rates[0] / k * 0.6 <= rates[k - 1] <= \
+                rates[0] / k * 1.5, info
+            assert spacing[k - 1] >= 0.6 * k * spacing[0], info
+        assert r["counters"]["measure_ensemble"] == ENSEMBLE - 1, info
+    else:
+        for k in range(2, ENSEMBLE + 1):
+            assert rates[0] / 1.5 <= rates[k - 1] <= rates[0] * 1.5, info
+            assert spacing[k - 1] <= 1.5 * spacing[0], info
+        assert r["counters"]["measure_ensemble"] == 0, info
+    assert r["counters"]["ensemble_evict"] == 0, info
+
+
+# destinations restarting within one RTT: 200 of them in the table's 256
+# slots share one with near certainty (the chance that none do is below
+# 1e-30), and so do the 40 or more of any 400 ms if the restarts spread
+# over seconds (1 - e^(-40 * 39 / 512) each)
+DESTINATIONS = 200
+
+
+@pytest.mark.parametrize("ensemble", [1, 0])
+def test_ensemble_table_bound(cocktail, ensemble):
+    """The ensembles' table is fixed (256 slots), and a peer that opens
+    connections from many addresses cannot grow it: 200 clients, each
+    one address of the client namespace with one connection, restart
+    together after 3 s idle on a 400 ms path (requests sent back to
+    back). With ensemble=1 restarts toward another destination take live
+    slots over (ensemble_evict counts them) and no restart is slowed for
+    another destination's (measure_ensemble stays 0); with ensemble=0
+    the table is not used and nothing counts. Every restart is
+    measured."""
+    params(iw=10, restart="measure", cwv=0, pace_iw=0, pace_rate="max",
+           ssthresh_est=1, ensemble=ensemble)
+    with Pair(rtt=400, subnet=210) as p:
+        base = p.client_addr.rsplit(".", 1)[0]
+        sources = ["%s.%d" % (base, 10 + i) for i in range(DESTINATIONS)]
+        p.run(p.client, "ip -batch - <<'EOF'\n%s\nEOF" % "\n".join(
+            "addr add %s/32 dev %s" % (a, p.client_dev) for a in sources))
+        p.ka_server(port=PORT, cc=B.ca)
+        c0 = B.counters()
+        with B.events("cocktail_restart") as tr:
+            ports, _ = in_ns(p.client, _restart_together, p, DESTINATIONS,
+                             4, sources, 3.0, timeout=600)
+        c1 = B.counters()
+    d = {k: c1[k] - c0.get(k, 0) for k in c1}
+    ev = [e for e in restart_events(tr.lines) if int(e["dport"]) in ports]
+    info = "counters=%s, %d restart events, policies %s" % (
+        {k: v for k, v in d.items() if v}, len(ev),
+        sorted({e["policy"] for e in ev}))
+    assert len(ev) == DESTINATIONS, info
+    assert all(e["policy"] == "measure" for e in ev), info
+    assert d["measure_ensemble"] == 0, info
+    if ensemble:
+        assert d["ensemble_evict"] > 0, info
+    else:
+        assert d["ensemble_evict"] == 0, info
 
 
 def _delay_words(t, ms, loss_pct):
