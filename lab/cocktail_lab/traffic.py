@@ -236,9 +236,10 @@ def clamp_window(sock, clamp, rcvbuf=0):
 
 class Conn:
     """A keep-alive connection to the server above; SOURCE binds it to one
-    of the client's addresses first (a host of many clients)."""
+    of the client's addresses first (a host of many clients); with
+    connect=False the caller connects self.s itself (many at once)."""
     def __init__(self, host, port, rcvbuf=0, clamp=0, cc=None, timeout=120,
-                 source=None):
+                 source=None, connect=True):
         fam = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.s = socket.socket(fam, socket.SOCK_STREAM)
         self.s.settimeout(timeout)
@@ -251,7 +252,8 @@ class Conn:
         if cc:
             tcpinfo.set_congestion(self.s, cc)
         self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.s.connect((host, port))
+        if connect:
+            self.s.connect((host, port))
         self.buf = b""
 
     def _recv_exact(self, n):

@@ -69,7 +69,7 @@ INVALID = {
     "queue_room": ["2", "-1", "yes", ""],
     "shared_burst": ["2", "-1", "on", "1x", ""],
     "shared_rtt": ["2", "-1", "yes", "0x", ""],
-    "ensemble": ["2", "-1", "off", "1 1", ""],
+    "ensemble": ["2", "-1", "off", "1x", ""],
     "growth": ["", "Cubic", "bic", "reno,cubic", "1", "cubic2"],
     "nvp_s": ["0", "3601", "-1", "5m", "1.5", ""],
 }
