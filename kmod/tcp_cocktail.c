@@ -1058,8 +1058,8 @@ static DEFINE_SPINLOCK(cocktail_ens_lock);
  * The place of this restart in the ensemble toward its destination (1:
  * the first, or ensemble=0), joining it; @span_us is the path's RTT.
  * The key mixes in the network namespace's random hash_mix: namespaces
- * (the bench's hosts, containers) never share an ensemble, and a peer
- * cannot choose addresses that land in one slot.
+ * (the bench's hosts, containers) do not share ensembles, and a peer
+ * cannot aim its addresses at one slot without knowing that salt.
  */
 static u32 cocktail_ensemble_place(struct sock *sk, u32 span_us)
 {
