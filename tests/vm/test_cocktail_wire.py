@@ -503,6 +503,11 @@ def counters():
     return B.counters()
 
 
+def counters_since(c0, c1):
+    """How far each counter of reading C1 moved since reading C0."""
+    return {k: c1[k] - c0.get(k, 0) for k in c1}
+
+
 # link options, warm-up, the policy restart=queue must apply. Both paths
 # have 100 ms of RTT: only the queue before the idle period differs.
 QUEUE_LINKS = {
@@ -641,12 +646,11 @@ def _cap_during_flight(t, cap, trace):
             data.fetch(WARM_BULK["warm_segs"])
         time.sleep(2.0)
         t_req = time.time()
-        data.s.sendall(b"60\n")
+        data.request(60)
         time.sleep(0.01)
         ctl.set_max_pacing(port, cap)
         trace.mark("cap set")
-        head = data._recv_exact(16)
-        data._recv_exact(int(head) - 16)
+        data.response()
         t_next = time.time()
         data.fetch(40)
         return t_req, t_next, port, ctl.info(port)
@@ -816,7 +820,7 @@ def burst_after_idle(t, name, warm_segs, idle, burst, competitor=None,
         r["before"]["total_retrans"]
     r["burst_pkts"] = [p for p in r["pkts"] if p.ts >= r["wall"]]
     c1 = counters()
-    r["counters"] = {k: c1[k] - c0.get(k, 0) for k in c1}
+    r["counters"] = counters_since(c0, c1)
     return r
 
 
@@ -1451,27 +1455,27 @@ def _restart_together(t, n, segs, sources=None, idle=2.0):
     IDLE seconds idle, then a request of SEGS segments on every one, sent
     back to back, and the answers read. Returns the client ports and
     the wall-clock time before the requests."""
-    if sources:
-        # connected at once: one after the other would take N round trips
-        conns = [Conn(t.server_addr, PORT, source=a, connect=False)
-                 for a in sources]
-        for c in conns:
-            c.s.setblocking(False)
-            c.s.connect_ex((t.server_addr, PORT))
-        for c in conns:
-            select.select([], [c.s], [], 60)
-            c.s.settimeout(120)
-            err = c.s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
-            assert err == 0, os.strerror(err)
-    else:
-        conns = [Conn(t.server_addr, PORT) for _ in range(n)]
+    conns = []
     try:
         if sources:
+            # connected at once: one after the other takes N round trips
+            for a in sources:
+                conns.append(Conn(t.server_addr, PORT, source=a,
+                                  connect=False))
+                conns[-1].s.setblocking(False)
+                conns[-1].s.connect_ex((t.server_addr, PORT))
+            for c in conns:
+                select.select([], [c.s], [], 60)
+                c.s.settimeout(120)
+                err = c.s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                assert err == 0, os.strerror(err)
             for c in conns:
                 c.request(20)
             for c in conns:
                 c.response()
         else:
+            for _ in range(n):
+                conns.append(Conn(t.server_addr, PORT))
             for c in conns:
                 for _ in range(WARM_BULK["warm_max"]):
                     c.fetch(WARM_BULK["warm_segs"])
@@ -1522,7 +1526,7 @@ def test_ensemble(topo, ensemble):
         ev = [e for e in restart_events(tr.lines)
               if int(e["dport"]) in ports]
         return {"ports": ports, "t_req": t_req, "events": ev,
-                "counters": {k: c1[k] - c0.get(k, 0) for k in c1}}
+                "counters": counters_since(c0, c1)}
 
     def premise(r):
         ev = r["events"]
@@ -1589,7 +1593,7 @@ def test_ensemble_table_bound(cocktail):
             ports, _ = in_ns(p.client, _restart_together, p, DESTINATIONS,
                              4, sources, 3.0, timeout=600)
         c1 = B.counters()
-    d = {k: c1[k] - c0.get(k, 0) for k in c1}
+    d = counters_since(c0, c1)
     ev = [e for e in restart_events(tr.lines) if int(e["dport"]) in ports]
     info = "counters=%s, %d restart events, policies %s" % (
         {k: v for k, v in d.items() if v}, len(ev),
