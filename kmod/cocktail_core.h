@@ -468,10 +468,10 @@ next:
  * cp_flight_room()), and checked on its ACKs against that rate.  Behind
  * such a queue, with shared_rtt, the BDP is over srtt instead of the
  * minimum RTT, not halved (cp_flight_rtt()).  The k-th of restarts toward
- * one destination within one RTT (ensemble) sizes and paces its flight
- * at 1/k of the rate (cp_ensemble_rate()).  No rate at all, or no pacing:
- * ssr.  Returns the rate the flight is sized and checked at (0: fell
- * back to ssr); sets *cwnd.
+ * one destination in a quick run (ensemble, cp_ensemble_join()) sizes
+ * and paces its flight at 1/k of the rate (cp_ensemble_rate()).  No
+ * rate at all, or no pacing: ssr.  Returns the rate the flight is sized
+ * and checked at (0: fell back to ssr); sets *cwnd.
  */
 CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 {
@@ -502,7 +502,7 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 			   tp->snd_wnd, path_rtt);
 	if (rate < probed)
 		shell_count(CC_MEASURE_WND);
-	/* the k-th restart toward this destination within one RTT: 1/k */
+	/* the k-th restart toward this destination in a quick run: 1/k */
 	place = rate && path_rtt ? shell_ensemble(sk, path_rtt) : 1;
 	if (place > 1) {
 		rate = cp_ensemble_rate(rate, place);

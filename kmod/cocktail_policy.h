@@ -1589,9 +1589,10 @@ static inline u32 cp_hystart_grow(struct cp_hystart *h, u32 acked)
 /*
  * Restarts that share a destination (an ensemble, as RFC 9040 shares
  * TCP control block state among connections to one host): connections
- * of one host to one destination that restart within one path RTT of
- * the ensemble's first restart meet at the same bottleneck with flights
- * each sized from its own rate estimate.  Those estimates were each
+ * of one host to one destination that restart in a quick run, each
+ * within an eighth of the path's RTT of the last (CP_ENSEMBLE_GAP_SHIFT)
+ * and all within one RTT of the first, meet at the same bottleneck with
+ * flights each sized from its own rate estimate.  Those estimates were each
  * measured beside the others' traffic, and a windowed maximum keeps
  * each connection's best rounds, in which the others happened to send
  * less, so together the flights are sized for several times the path.
@@ -1605,8 +1606,8 @@ static inline u32 cp_hystart_grow(struct cp_hystart *h, u32 acked)
  * The table is fixed: CP_ENSEMBLE_SLOTS slots indexed by a hash of the
  * destination and the network namespace's random hash_mix, so a remote
  * peer can neither grow it nor aim at a slot.  A restart toward another
- * destination that hashes to a slot whose ensemble is still within its
- * span takes the slot over (counted): that ensemble's later restarts
+ * destination that hashes to a slot whose ensemble is still live takes
+ * the slot over (counted): that ensemble's later restarts
  * start a new one and go unslowed, as without the table.  256 slots
  * keep a host with a hundred destinations restarting within one RTT
  * mostly apart, in 6 KB.
@@ -1618,12 +1619,31 @@ static inline u32 cp_hystart_grow(struct cp_hystart *h, u32 acked)
  * tuned for, and that window is the flight's floor anyway.
  */
 #define CP_ENSEMBLE_MAX		64U
+/*
+ * An ensemble's restarts follow one another by less than an eighth of
+ * the first one's path RTT (a restart later than that after the last
+ * one starts a new ensemble), all within one RTT of the first.  One
+ * event (a page load, a push to every client) restarts a host's
+ * connections toward a destination in a quick run, spread by the
+ * hosts' scheduling rather than by the path, so each follows the last
+ * closely; their flights, each paced over about one RTT, arrive at the
+ * bottleneck as one.  Connections idling independently meet by chance:
+ * a restart that finds the last one an eighth of an RTT or more behind
+ * finds that flight partly through, and dividing it costs time the path
+ * did not ask for (in the bench's fleet at random undivided flights lost
+ * nothing, and flights divided whenever they fell within one RTT of an
+ * ensemble's first took its tail to Linux's or beyond); an independent
+ * restart follows another within the gap an eighth as often as within
+ * one RTT.
+ */
+#define CP_ENSEMBLE_GAP_SHIFT	3U
 /* 2^32 / golden ratio: the multiplicative hash's constant (Knuth). */
 #define CP_ENSEMBLE_HASH_MUL	0x9e3779b1U
 
 struct cp_ensemble {
 	u64 start_us;	/* us: the ensemble's first restart */
 	u32 span_us;	/* us: that restart's path RTT */
+	u32 last_us;	/* us: its last restart, after start_us */
 	u32 key;	/* cp_ensemble_key() of its destination */
 	u32 n;		/* restarts in it so far (0: slot unused) */
 };
@@ -1654,14 +1674,17 @@ static inline u32 cp_ensemble_slot(u32 key)
  * A restart toward @key at @now_us (us) whose path RTT is @span_us joins
  * the ensemble in slot @e: returns its place in it (1: the first), and
  * sets *@evicted when the slot held another destination's ensemble that
- * was still within its span.  A slot whose ensemble's span has passed
- * starts a new one.
+ * was still live.  An ensemble is live for a restart within its span of
+ * its first and within the gap (CP_ENSEMBLE_GAP_SHIFT) of its last; a
+ * restart that finds the slot's ensemble no longer live starts a new
+ * one.
  */
 static inline u32 cp_ensemble_join(struct cp_ensemble *e, u32 key,
 				   u64 now_us, u32 span_us, bool *evicted)
 {
-	bool live = e->n && now_us >= e->start_us &&
-		    now_us - e->start_us < e->span_us;
+	u64 since = now_us - e->start_us;
+	bool live = e->n && now_us >= e->start_us && since < e->span_us &&
+		    since - e->last_us < e->span_us >> CP_ENSEMBLE_GAP_SHIFT;
 
 	*evicted = live && e->key != key;
 	if (!live || e->key != key) {
@@ -1669,7 +1692,9 @@ static inline u32 cp_ensemble_join(struct cp_ensemble *e, u32 key,
 		e->span_us = span_us;
 		e->key = key;
 		e->n = 0;
+		since = 0;
 	}
+	e->last_us = since;
 	if (e->n < CP_ENSEMBLE_MAX)
 		e->n++;
 	return e->n;

@@ -977,25 +977,43 @@ static void test_ensemble(void)
 	CHECK(cp_ensemble_key(&a4, 0, 0) == 1);
 	CHECK(cp_ensemble_slot(ka) < CP_ENSEMBLE_SLOTS);
 
-	/* the first restart keeps its rate, the k-th gets 1/k */
+	/*
+	 * The k-th of a quick run gets 1/k: on a 100 ms path each restart
+	 * within 12.5 ms of the last, all within 100 ms of the first.
+	 */
 	CHECK_EQ(cp_ensemble_join(&e, ka, 1000000, 100000, &ev), 1);
 	CHECK(!ev);
-	CHECK_EQ(cp_ensemble_join(&e, ka, 1050000, 20000, &ev), 2);
+	CHECK_EQ(cp_ensemble_join(&e, ka, 1012000, 20000, &ev), 2);
 	CHECK(!ev);
-	CHECK_EQ(cp_ensemble_join(&e, ka, 1099999, 20000, &ev), 3);
-	CHECK_EQ(e.span_us, 100000);	/* the first restart's span */
-	/* one span after the first: a new ensemble */
-	CHECK_EQ(cp_ensemble_join(&e, ka, 1100000, 20000, &ev), 1);
+	CHECK_EQ(cp_ensemble_join(&e, ka, 1024000, 20000, &ev), 3);
+	CHECK_EQ(e.span_us, 100000);	/* the first restart's RTT */
+	CHECK_EQ(e.last_us, 24000);
+	/* 12.5 ms or more after the last: a new ensemble */
+	CHECK_EQ(cp_ensemble_join(&e, ka, 1036500, 20000, &ev), 1);
 	CHECK(!ev);
+	CHECK_EQ(e.span_us, 20000);
+	CHECK_EQ(e.last_us, 0);
+	/* a run of restarts 12 ms apart ends one RTT after its first */
+	e.n = 0;
+	for (i = 0; i < 9; i++)
+		k = cp_ensemble_join(&e, ka, 2000000 + 12000 * i, 100000, &ev);
+	CHECK_EQ(k, 9);
+	CHECK_EQ(cp_ensemble_join(&e, ka, 2108000, 100000, &ev), 1);
 	/* another destination in the live slot: taken over, counted */
-	CHECK_EQ(cp_ensemble_join(&e, kb, 1110000, 20000, &ev), 1);
+	CHECK_EQ(cp_ensemble_join(&e, kb, 2110000, 100000, &ev), 1);
 	CHECK(ev);
-	CHECK_EQ(cp_ensemble_join(&e, kb, 1120000, 20000, &ev), 2);
-	/* ... after its span: no eviction */
-	CHECK_EQ(cp_ensemble_join(&e, ka, 1200000, 20000, &ev), 1);
+	CHECK_EQ(cp_ensemble_join(&e, kb, 2120000, 100000, &ev), 2);
+	/* ... after its gap: no eviction */
+	CHECK_EQ(cp_ensemble_join(&e, ka, 2140000, 100000, &ev), 1);
 	CHECK(!ev);
 	/* a clock before the start (never on one host): a new ensemble */
 	CHECK_EQ(cp_ensemble_join(&e, ka, 5, 20000, &ev), 1);
+	/* ... or before the last restart */
+	e.last_us = 1000;
+	CHECK_EQ(cp_ensemble_join(&e, ka, 500, 20000, &ev), 1);
+	/* below 8 us of RTT the gap is 0: nothing joins */
+	CHECK_EQ(cp_ensemble_join(&e, ka, 4000000, 7, &ev), 1);
+	CHECK_EQ(cp_ensemble_join(&e, ka, 4000000, 7, &ev), 1);
 	/* the place saturates */
 	for (i = 0; i < 2 * CP_ENSEMBLE_MAX; i++)
 		k = cp_ensemble_join(&e, ka, 10, 20000, &ev);

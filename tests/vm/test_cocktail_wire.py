@@ -1447,14 +1447,14 @@ def test_rate_filter_ages(cocktail):
 
 
 
-def _restart_together(t, n, segs, sources=None, idle=2.0):
+def _restart_together(t, n, segs, sources=None, idle=2.0, gap=0.0):
     """In the client's namespace: N keep-alive connections to the
     server (from the client's addresses SOURCES, one each, and a
     20-segment warm-up on all at once; else all from its own address,
     a warm-up of WARM_BULK on each in turn, each alone on the path),
     IDLE seconds idle, then a request of SEGS segments on every one, sent
-    back to back, and the answers read. Returns the client ports and
-    the wall-clock time before the requests."""
+    back to back (or GAP seconds apart), and the answers read. Returns
+    the client ports and the wall-clock time before the requests."""
     conns = []
     try:
         if sources:
@@ -1481,7 +1481,9 @@ def _restart_together(t, n, segs, sources=None, idle=2.0):
                     c.fetch(WARM_BULK["warm_segs"])
         time.sleep(idle)
         t_req = time.time()
-        for c in conns:
+        for i, c in enumerate(conns):
+            if gap and i:
+                time.sleep(gap)
             c.request(segs)
         for c in conns:
             c.response()
@@ -1494,8 +1496,10 @@ def _restart_together(t, n, segs, sources=None, idle=2.0):
 ENSEMBLE = 4
 
 
-@pytest.mark.parametrize("ensemble", [1, 0])
-def test_ensemble(topo, ensemble):
+@pytest.mark.parametrize("ensemble,gap_ms", [
+    pytest.param(1, 0, id="together"), pytest.param(0, 0, id="off"),
+    pytest.param(1, 30, id="apart")])
+def test_ensemble(topo, ensemble, gap_ms):
     """Four connections from one client (one destination), each warmed
     up alone on the 100 ms, 10 Mbit/s path, restart together after 2 s
     idle (60-segment responses, requested back to back). Each one's
@@ -1508,11 +1512,14 @@ def test_ensemble(topo, ensemble):
     / k (mean spacing at least 0.8 k mss / 1.6 L: 0.8 for the bunching
     of a TCG guest). With ensemble=0 every flight goes at its own rate,
     at least 0.8 L, its mean spacing at most twice mss / 0.8 L, and
-    nothing is counted. The premise (run again otherwise): four
-    measured, paced restarts."""
+    nothing is counted. Requested 30 ms apart (more than the gap that
+    keeps a run of restarts one ensemble, an eighth of the RTT, and all
+    four within the RTT), the restarts are independent: with ensemble=1
+    each goes at its own rate, as with 0. The premise (run again
+    otherwise): four measured, paced restarts."""
     params(iw=10, restart="measure", cwv=0, pace_iw=0, pace_rate="max",
            ssthresh_est=1, ensemble=ensemble)
-    pcap = OUT / ("%s_ensemble%d.pcap" % (B.name, ensemble))
+    pcap = OUT / ("%s_ensemble%d_gap%d.pcap" % (B.name, ensemble, gap_ms))
 
     def run():
         c0 = B.counters()
@@ -1520,7 +1527,8 @@ def test_ensemble(topo, ensemble):
                 Capture(topo.capture_ns, topo.capture_dev, pcap,
                         "tcp port %d" % PORT) as capt:
             ports, t_req = in_ns(topo.client, _restart_together, topo,
-                                 ENSEMBLE, 60, timeout=300)
+                                 ENSEMBLE, 60, gap=gap_ms / 1e3,
+                                 timeout=300)
         assert capt.dropped == 0, "tcpdump dropped packets"
         c1 = B.counters()
         ev = [e for e in restart_events(tr.lines)
@@ -1550,7 +1558,7 @@ def test_ensemble(topo, ensemble):
     info += "; rates %s, mean spacing (ms) %s" % (
         rates, [round(x * 1e3, 2) for x in spacing])
     link, mss = 10e6 / 8, 1448
-    if ensemble:
+    if ensemble and not gap_ms:
         for k in range(2, ENSEMBLE + 1):
             assert 0.5 * link / k <= rates[k - 1] <= 1.6 * link / k, info
             assert spacing[k - 1] >= 0.8 * k * mss / (1.6 * link), info
