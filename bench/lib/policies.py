@@ -96,8 +96,8 @@ DEMO_CWV0 = [Policy("cocktail-%s-cwv0" % r, "cocktail", 1,
 # period; cocktail-shared-rtt: shared_rtt=1, that flight sized as the
 # rate times srtt instead of the minimum RTT's BDP halved;
 # cocktail-shared-rtt-burst: both; and cocktail-noensemble: ensemble=0,
-# every restart at its own rate, also the k-th toward one destination
-# within one RTT)
+# every restart at its own rate, also the k-th of a quick run toward one
+# destination)
 MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
                   {"restart": "measure", "cwv": 1}),
            Policy("cocktail-measure-cubic", "cocktail", 1,
