@@ -1590,7 +1590,7 @@ static inline u32 cp_hystart_grow(struct cp_hystart *h, u32 acked)
  * Restarts that share a destination (an ensemble, as RFC 9040 shares
  * TCP control block state among connections to one host): connections
  * of one host to one destination that restart in a quick run, each
- * within an eighth of the path's RTT of the last (CP_ENSEMBLE_GAP_SHIFT)
+ * within a quarter of the path's RTT of the last (CP_ENSEMBLE_GAP_SHIFT)
  * and all within one RTT of the first, meet at the same bottleneck with
  * flights each sized from its own rate estimate.  Those estimates were each
  * measured beside the others' traffic, and a windowed maximum keeps
@@ -1620,23 +1620,24 @@ static inline u32 cp_hystart_grow(struct cp_hystart *h, u32 acked)
  */
 #define CP_ENSEMBLE_MAX		64U
 /*
- * An ensemble's restarts follow one another by less than an eighth of
+ * An ensemble's restarts follow one another by less than a quarter of
  * the first one's path RTT (a restart later than that after the last
  * one starts a new ensemble), all within one RTT of the first.  One
  * event (a page load, a push to every client) restarts a host's
  * connections toward a destination in a quick run, spread by the
- * hosts' scheduling rather than by the path, so each follows the last
- * closely; their flights, each paced over about one RTT, arrive at the
+ * hosts' scheduling rather than by the path (in the bench's emulated
+ * guests a few ms apart, rarely 11), so each follows the last closely;
+ * their flights, each paced over about one RTT, arrive at the
  * bottleneck as one.  Connections idling independently meet by chance:
- * a restart that finds the last one an eighth of an RTT or more behind
- * finds that flight partly through, and dividing it costs time the path
- * did not ask for (in the bench's fleet at random undivided flights lost
- * nothing, and flights divided whenever they fell within one RTT of an
- * ensemble's first took its tail to Linux's or beyond); an independent
- * restart follows another within the gap an eighth as often as within
- * one RTT.
+ * a restart that finds the last one a quarter of an RTT or more behind
+ * finds most of that flight through, and dividing it costs time the
+ * path did not ask for (in the bench's fleet at random undivided
+ * flights lost nothing, and flights divided whenever they fell within
+ * one RTT of an ensemble's first took its tail to Linux's or beyond);
+ * an independent restart follows another within the gap a quarter as
+ * often as within one RTT.
  */
-#define CP_ENSEMBLE_GAP_SHIFT	3U
+#define CP_ENSEMBLE_GAP_SHIFT	2U
 /* 2^32 / golden ratio: the multiplicative hash's constant (Knuth). */
 #define CP_ENSEMBLE_HASH_MUL	0x9e3779b1U
 

@@ -136,7 +136,7 @@
  *         |  at most snd_wnd / min RTT when the peer's window held
  *         |  data back since the last restart (wnd_cap),
  *         |  divided by k for the k-th restart toward the same
- *         |  destination, each within min RTT / 8 of the
+ *         |  destination, each within min RTT / 4 of the
  *         |  last, all within min RTT of the first (ensemble),
  *         |  BDP = rate * min RTT / mss;
  *         |  cwnd = max(BDP >> (misses + halve) + 2, min(IW, cwnd))
@@ -249,7 +249,7 @@
  * best rounds, in which the others sent less: together the flights are
  * sized for several times the path, and no connection's own reading can
  * tell.  With ensemble=1 (counted in measure_ensemble) the k-th of a
- * quick run of restarts toward a destination, each within an eighth of
+ * quick run of restarts toward a destination, each within a quarter of
  * the minimum RTT of the last and all within one minimum RTT of the
  * first (one event, not independent connections meeting by chance),
  * paces and sizes its flight at 1/k of its rate, so n restarts that each
@@ -617,7 +617,7 @@ static unsigned int cocktail_shared_burst __read_mostly;
 static unsigned int cocktail_shared_rtt __read_mostly;
 /*
  * restart=measure: on, the k-th of a quick run of restarts toward one
- * destination (each within an eighth of the RTT of the last, all within
+ * destination (each within a quarter of the RTT of the last, all within
  * one RTT) paces and sizes its flight at 1/k of its rate
  * (cp_ensemble_rate()): flights each sized from a rate measured beside
  * the others' traffic overflow the path together.  A connection that
@@ -868,7 +868,7 @@ module_param_cb(shared_rtt, &cocktail_bool_ops, &cocktail_shared_rtt, 0644);
 MODULE_PARM_DESC(shared_rtt, "1: restart=measure sizes its flight as the rate times srtt when a queue others kept stood before the idle period; 0: the rate times the minimum RTT, halved (default 0)");
 
 module_param_cb(ensemble, &cocktail_bool_ops, &cocktail_ensemble, 0644);
-MODULE_PARM_DESC(ensemble, "1: restart=measure paces and sizes the k-th of the restarts toward one destination each within RTT/8 of the last at 1/k of its rate; 0: each at its own rate (default 1)");
+MODULE_PARM_DESC(ensemble, "1: restart=measure paces and sizes the k-th of the restarts toward one destination each within RTT/4 of the last at 1/k of its rate; 0: each at its own rate (default 1)");
 
 /* ---- counters ------------------------------------------------------ */
 

@@ -979,26 +979,26 @@ static void test_ensemble(void)
 
 	/*
 	 * The k-th of a quick run gets 1/k: on a 100 ms path each restart
-	 * within 12.5 ms of the last, all within 100 ms of the first.
+	 * within 25 ms of the last, all within 100 ms of the first.
 	 */
 	CHECK_EQ(cp_ensemble_join(&e, ka, 1000000, 100000, &ev), 1);
 	CHECK(!ev);
-	CHECK_EQ(cp_ensemble_join(&e, ka, 1012000, 20000, &ev), 2);
+	CHECK_EQ(cp_ensemble_join(&e, ka, 1024000, 20000, &ev), 2);
 	CHECK(!ev);
-	CHECK_EQ(cp_ensemble_join(&e, ka, 1024000, 20000, &ev), 3);
+	CHECK_EQ(cp_ensemble_join(&e, ka, 1048000, 20000, &ev), 3);
 	CHECK_EQ(e.span_us, 100000);	/* the first restart's RTT */
-	CHECK_EQ(e.last_us, 24000);
-	/* 12.5 ms or more after the last: a new ensemble */
-	CHECK_EQ(cp_ensemble_join(&e, ka, 1036500, 20000, &ev), 1);
+	CHECK_EQ(e.last_us, 48000);
+	/* 25 ms or more after the last: a new ensemble */
+	CHECK_EQ(cp_ensemble_join(&e, ka, 1073000, 20000, &ev), 1);
 	CHECK(!ev);
 	CHECK_EQ(e.span_us, 20000);
 	CHECK_EQ(e.last_us, 0);
-	/* a run of restarts 12 ms apart ends one RTT after its first */
+	/* a run of restarts 20 ms apart ends one RTT after its first */
 	e.n = 0;
-	for (i = 0; i < 9; i++)
-		k = cp_ensemble_join(&e, ka, 2000000 + 12000 * i, 100000, &ev);
-	CHECK_EQ(k, 9);
-	CHECK_EQ(cp_ensemble_join(&e, ka, 2108000, 100000, &ev), 1);
+	for (i = 0; i < 5; i++)
+		k = cp_ensemble_join(&e, ka, 2000000 + 20000 * i, 100000, &ev);
+	CHECK_EQ(k, 5);
+	CHECK_EQ(cp_ensemble_join(&e, ka, 2100000, 100000, &ev), 1);
 	/* another destination in the live slot: taken over, counted */
 	CHECK_EQ(cp_ensemble_join(&e, kb, 2110000, 100000, &ev), 1);
 	CHECK(ev);
@@ -1011,9 +1011,9 @@ static void test_ensemble(void)
 	/* ... or before the last restart */
 	e.last_us = 1000;
 	CHECK_EQ(cp_ensemble_join(&e, ka, 500, 20000, &ev), 1);
-	/* below 8 us of RTT the gap is 0: nothing joins */
-	CHECK_EQ(cp_ensemble_join(&e, ka, 4000000, 7, &ev), 1);
-	CHECK_EQ(cp_ensemble_join(&e, ka, 4000000, 7, &ev), 1);
+	/* below 4 us of RTT the gap is 0: nothing joins */
+	CHECK_EQ(cp_ensemble_join(&e, ka, 4000000, 3, &ev), 1);
+	CHECK_EQ(cp_ensemble_join(&e, ka, 4000000, 3, &ev), 1);
 	/* the place saturates */
 	for (i = 0; i < 2 * CP_ENSEMBLE_MAX; i++)
 		k = cp_ensemble_join(&e, ka, 10, 20000, &ev);
