@@ -1004,7 +1004,7 @@ static void test_ensemble(void)
 	CHECK(ev);
 	CHECK_EQ(cp_ensemble_join(&e, kb, 2120000, 100000, &ev), 2);
 	/* ... after its gap: no eviction */
-	CHECK_EQ(cp_ensemble_join(&e, ka, 2140000, 100000, &ev), 1);
+	CHECK_EQ(cp_ensemble_join(&e, ka, 2150000, 100000, &ev), 1);
 	CHECK(!ev);
 	/* a clock before the start (never on one host): a new ensemble */
 	CHECK_EQ(cp_ensemble_join(&e, ka, 5, 20000, &ev), 1);
