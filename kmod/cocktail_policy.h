@@ -1592,8 +1592,8 @@ static inline u32 cp_hystart_grow(struct cp_hystart *h, u32 acked)
  * of one host to one destination that restart in a quick run, each
  * within a quarter of the path's RTT of the last (CP_ENSEMBLE_GAP_SHIFT)
  * and all within one RTT of the first, meet at the same bottleneck with
- * flights each sized from its own rate estimate.  Those estimates were each
- * measured beside the others' traffic, and a windowed maximum keeps
+ * flights each sized from its own rate estimate.  Those estimates were
+ * each measured beside the others' traffic, and a windowed maximum keeps
  * each connection's best rounds, in which the others happened to send
  * less, so together the flights are sized for several times the path.
  * The k-th restart of an ensemble paces and sizes its flight at 1/k of
@@ -1607,8 +1607,8 @@ static inline u32 cp_hystart_grow(struct cp_hystart *h, u32 acked)
  * destination and the network namespace's random hash_mix, so a remote
  * peer can neither grow it nor aim at a slot.  A restart toward another
  * destination that hashes to a slot whose ensemble is still live takes
- * the slot over (counted): that ensemble's later restarts
- * start a new one and go unslowed, as without the table.  256 slots
+ * the slot over (counted): that ensemble's later restarts start a new
+ * one and go unslowed, as without the table.  256 slots
  * keep a host with a hundred destinations restarting within one RTT
  * mostly apart, in 6 KB.
  */
@@ -1625,17 +1625,15 @@ static inline u32 cp_hystart_grow(struct cp_hystart *h, u32 acked)
  * one starts a new ensemble), all within one RTT of the first.  One
  * event (a page load, a push to every client) restarts a host's
  * connections toward a destination in a quick run, spread by the
- * hosts' scheduling rather than by the path (in the bench's emulated
- * guests a few ms apart, rarely 11), so each follows the last closely;
- * their flights, each paced over about one RTT, arrive at the
+ * hosts' scheduling rather than by the path, so each follows the last
+ * closely; their flights, each paced over about one RTT, arrive at the
  * bottleneck as one.  Connections idling independently meet by chance:
  * a restart that finds the last one a quarter of an RTT or more behind
  * finds most of that flight through, and dividing it costs time the
- * path did not ask for (in the bench's fleet at random undivided
- * flights lost nothing, and flights divided whenever they fell within
- * one RTT of an ensemble's first took its tail to Linux's or beyond);
- * an independent restart follows another within the gap a quarter as
- * often as within one RTT.
+ * path did not ask for (in the bench's fleet with idle periods ending
+ * at random, undivided flights lost nothing and divided ones lengthened
+ * the tail); an independent restart follows another within the gap a
+ * quarter as often as within one RTT.
  */
 #define CP_ENSEMBLE_GAP_SHIFT	2U
 /* 2^32 / golden ratio: the multiplicative hash's constant (Knuth). */

@@ -255,11 +255,11 @@
  * paces and sizes its flight at 1/k of its rate, so n restarts that each
  * read the path's rate send about ln n times it rather than n times;
  * each passed check lets its connection slow-start back to its old
- * window.  The
- * ensembles live in a fixed table of 256 slots keyed by the destination
- * and the network namespace (cocktail_policy.h, cp_ensemble_join()); a
- * restart toward a destination whose slot another destination's
- * ensemble still holds takes it over (counted in ensemble_evict).
+ * window.  The ensembles live in a fixed table of 256 slots keyed by
+ * the destination and the network namespace (cocktail_policy.h,
+ * cp_ensemble_join()); a restart toward a destination whose slot
+ * another destination's ensemble still holds takes it over (counted in
+ * ensemble_evict).
  * A flight at the bottleneck's rate builds no queue, so its RTTs stay at
  * the minimum and its ACKs come back as fast as it was sent, unless the
  * path changed during the idle period: a competitor's queue raises the
