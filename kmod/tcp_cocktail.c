@@ -868,7 +868,7 @@ module_param_cb(shared_rtt, &cocktail_bool_ops, &cocktail_shared_rtt, 0644);
 MODULE_PARM_DESC(shared_rtt, "1: restart=measure sizes its flight as the rate times srtt when a queue others kept stood before the idle period; 0: the rate times the minimum RTT, halved (default 0)");
 
 module_param_cb(ensemble, &cocktail_bool_ops, &cocktail_ensemble, 0644);
-MODULE_PARM_DESC(ensemble, "1: restart=measure paces and sizes the k-th of the restarts toward one destination each within RTT/4 of the last at 1/k of its rate; 0: each at its own rate (default 1)");
+MODULE_PARM_DESC(ensemble, "1: restart=measure paces and sizes the k-th of the restarts toward one destination in a quick run (each within RTT/4 of the last, all within one RTT) at 1/k of its rate; 0: each at its own rate (default 1)");
 
 /* ---- counters ------------------------------------------------------ */
 
