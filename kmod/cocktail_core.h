@@ -237,26 +237,26 @@ CK_FN u32 ck_check_send_us(struct sock *sk)
 }
 
 /*
- * The check of a measured restart reached @verdict.  A full flight keeps
- * its window but no more than is in flight (plus the extra segments), so
- * that ending the pacing does not release a burst; a flight cut below its
- * BDP grows instead by the segments the check delivered, as slow start
- * would have grown it (cp_check_grow()), and its pacing at the flight's
- * rate goes on for one more round trip, which sends the rest of that
- * window without a burst.  Unless a queue stood before the idle period,
- * a full flight may slow-start on to the unhalved flight's window
- * (cp_pass_ssthresh()); a failed check drops
- * to the window of the rate the ACKs showed and slow-starts from there
- * back towards the flight's window (cp_exit_ssthresh()).  That window is
- * the rate times the RTT the ACKs showed (their lowest sample) when they
- * showed a rate or an RTT rise, and the minimum RTT after a loss with
- * no ACK rate (cp_exit_rtt_us()).  The ACK-train filter is lowered to
- * the exit rate (unless the exit is one the next restarts do not
- * remember, cp_check_remembered()): it is the filter that reads above
- * the path when the host bunches ACKs, and its overestimate should not
- * raise the next flight above what this check found (the delivery-rate
- * estimate, which the kernel's samples keep from reading above the
- * path, still may).
+ * The check of a measured restart reached @verdict.  A full flight keeps its
+ * window but no more than is in flight (plus the extra segments), so that
+ * ending the pacing does not release a burst, and, unless the ensemble
+ * divided it, no less than the restart window (cp_check_hold(), counted in
+ * check_held); a flight cut below its BDP grows instead by the segments the
+ * check delivered, as slow start would have grown it (cp_check_grow()), and
+ * its pacing at the flight's rate goes on for one more round trip, which
+ * sends the rest of that window without a burst. Unless a queue stood before
+ * the idle period, a full flight may slow-start on to the unhalved flight's
+ * window (cp_pass_ssthresh()); a failed check drops to the window of the
+ * rate the ACKs showed and slow-starts from there back towards the flight's
+ * window (cp_exit_ssthresh()).  That window is the rate times the RTT the
+ * ACKs showed (their lowest sample) when they showed a rate or an RTT rise,
+ * and the minimum RTT after a loss with no ACK rate (cp_exit_rtt_us()).  The
+ * ACK-train filter is lowered to the exit rate (unless the exit is one the
+ * next restarts do not remember, cp_check_remembered()): it is the filter
+ * that reads above the path when the host bunches ACKs, and its overestimate
+ * should not raise the next flight above what this check found (the
+ * delivery-rate estimate, which the kernel's samples keep from reading above
+ * the path, still may).
  * After a loss the kernel's recovery (PRR) brings cwnd down to the
  * ssthresh ck_ssthresh() returns: the growth's own response, lower only
  * where the ACKs showed a rate (cp_loss_ssthresh()).  Returns the exit's
@@ -289,10 +289,16 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 		grown = cp_check_grow(cwnd, segs, flight_bdp);
 		fill = tp->packets_out && ca->pacing && grown > cwnd &&
 		       grown > room;
-		if (fill)
+		if (fill) {
 			cwnd = grown;
-		else if (tp->packets_out)
-			cwnd = cp_min(cwnd, room);
+		} else if (tp->packets_out) {
+			/* not below the restart window */
+			grown = cp_check_hold(cwnd, room, shell_iw_now(sk),
+					      ca->divided);
+			if (grown > room)
+				shell_count(CC_CHECK_HELD);
+			cwnd = grown;
+		}
 		tp->snd_ssthresh = cp_pass_ssthresh(tp->snd_ssthresh,
 						    flight_bdp, ca->queued);
 	} else {
@@ -504,6 +510,7 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 		shell_count(CC_MEASURE_WND);
 	/* the k-th restart toward this destination in a quick run: 1/k */
 	place = rate && path_rtt ? shell_ensemble(sk, path_rtt) : 1;
+	ca->divided = place > 1;
 	if (place > 1) {
 		rate = cp_ensemble_rate(rate, place);
 		shell_count(CC_MEASURE_ENSEMBLE);

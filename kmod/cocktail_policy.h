@@ -408,11 +408,11 @@ static inline void cp_maxwin_lower(struct cp_maxwin *w, u64 rate)
  * A signature of the kernel's saved rate sample (segments delivered over
  * an interval in us), to tell a new sample from the one already seen: the
  * kernel keeps the last one until a new one replaces it.  Two different
- * samples with one signature cost one missed sample, nothing else; 14
- * bits make that one new sample in 16384 (the other 2 bits of the word
+ * samples with one signature cost one missed sample, nothing else; 13
+ * bits make that one new sample in 8192 (the other 3 bits of the word
  * that keeps it hold flags).
  */
-#define CP_SAMPLE_SIG_MASK	0x3fffU
+#define CP_SAMPLE_SIG_MASK	0x1fffU
 
 static inline u16 cp_sample_sig(u32 delivered, u32 interval_us)
 {
@@ -917,6 +917,29 @@ static inline u32 cp_check_grow(u32 cwnd, u32 acked, u32 bdp)
 	if (cwnd >= bdp)
 		return cwnd;
 	return bdp - cwnd > acked ? cwnd + acked : bdp;
+}
+
+/*
+ * The window a full verdict leaves when the flight does not grow
+ * (cp_check_grow()): what is in flight plus CP_MEASURE_EXTRA_SEGS
+ * (@room), so that ending the pacing releases no burst, but never less
+ * than the restart window RFC 5681 allows after idle, min(@iw, @cwnd).
+ * A flight paced below the rate the path delivers at (a rate read while
+ * the connection shared the link, on a link since emptied) has far less
+ * in flight than its window when its check passes; cut to that, it would
+ * restart slower than the slow-start restart, which sends that window at
+ * once.  A flight paced at the path's rate has its window in flight and
+ * keeps it either way.  A flight the ensemble @divided (cp_ensemble_join())
+ * is paced below the path on purpose, as one of several restarting toward
+ * the destination at once, and is cut to what is in flight: held at the
+ * restart window, the ensemble's flights together would send that window
+ * each, as many slow-start restarts at once do.
+ */
+static inline u32 cp_check_hold(u32 cwnd, u32 room, u32 iw, bool divided)
+{
+	if (divided)
+		return cp_min(cwnd, room);
+	return cp_max(cp_min(cwnd, room), cp_min(iw, cwnd));
 }
 
 /* The per-connection bet after a check: a pass earns one back, a miss costs. */

@@ -102,7 +102,10 @@ struct cocktail {
 					 */
 	};
 	u32 nvp_stamp;			/* jiffies: RFC 7661 NVP start */
-	u16 bw_sig:14,			/* hash of the last rate sample fed */
+	u16 bw_sig:13,			/* hash of the last rate sample fed */
+	    divided:1,			/* measure: the ensemble divided the
+					 * flight's rate (its k-th restart)
+					 */
 	    passed:1,			/* measure: the last check passed
 					 * and its lowest RTT showed a queue
 					 * (probe_pct applies)
@@ -184,6 +187,7 @@ enum cocktail_counter {
 	CC_CHECK_RTT,		/* ... left the flight: RTT rose */
 	CC_CHECK_RATE,		/* ... ACKs slower than the flight */
 	CC_CHECK_LOSS,		/* ... loss or ECN during the check */
+	CC_CHECK_HELD,		/* ... full, kept the restart window */
 	CC_SSTHRESH_EST,	/* ssthresh set from Hoe's estimate */
 	CC_HYSTART_CSS,		/* HyStart++: RTT rose, slow start -> CSS */
 	CC_HYSTART_RESUME,	/* ... RTT fell back, CSS -> slow start */
@@ -267,6 +271,7 @@ static const char * const cocktail_counter_names[CC_NR] = {
 	[CC_CHECK_RTT] = "check_rtt",
 	[CC_CHECK_RATE] = "check_rate",
 	[CC_CHECK_LOSS] = "check_loss",
+	[CC_CHECK_HELD] = "check_held",
 	[CC_SSTHRESH_EST] = "ssthresh_est",
 	[CC_HYSTART_CSS] = "hystart_css",
 	[CC_HYSTART_RESUME] = "hystart_resume",

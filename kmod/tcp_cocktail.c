@@ -172,13 +172,13 @@
  *         |  nothing left in flight               v
  *         v                                  exit: rate' = the ACK rate
  *     full: cwnd = min(cwnd, in flight + 2)  (else rate * min RTT / the
- *     (cut below BDP: cwnd = min(cwnd +      check's lowest RTT, or
- *     segs delivered, BDP), paced at rate    rate / 2 after a loss);
- *     one more round trip, cwnd held);       (ACK rate: over the longer
- *     not queued: ssthresh = max(ssthresh,   of the ACK and send spans,
- *     BDP + 2); misses - 1                   >= 16 segments, the same
- *         |                                  span as the verdict's);
- *         |                                  cwnd = rate' * RTT / mss
+ *     but not divided: at least min(IW,      check's lowest RTT, or
+ *     cwnd), the restart window (cut         rate / 2 after a loss);
+ *     below BDP: cwnd = min(cwnd + segs      (ACK rate: over the longer
+ *     delivered, BDP), paced at rate one     of the ACK and send spans,
+ *     more round trip, cwnd held); not       >= 16 segments, the same
+ *     queued: ssthresh = max(ssthresh,       span as the verdict's);
+ *     BDP + 2); misses - 1                   cwnd = rate' * RTT / mss
  *         |                                  (the check's lowest RTT
  *         |                                  with an ACK rate or after
  *         |                                  an RTT rise, else the min
@@ -273,16 +273,22 @@
  * same segments were sent at (their send times, which the kernel's rate
  * code leaves in tp->first_tx_mstamp), capped at the pacing rate: a
  * sender that fell behind its pacing rate is no sign of the path.
- * The check's full verdict keeps the window at what is in flight, so
- * ending the pacing releases no burst; a flight cut below the BDP grows
- * instead by the segments the check delivered (up to the BDP, as a
- * slow-start restart would have grown it in that round trip) and is
- * paced at the flight's rate one more round trip, so the rest of its
- * window leaves without a burst.  Unless a queue stood before the idle
- * period, the verdict lets slow start go on up to the unhalved flight's
- * window: a flight halved for past misses (or at the slow-start
- * restart's window) that the path took would otherwise grow one segment
- * a round trip when ssthresh sat below it.  After a standing queue the
+ * The check's full verdict keeps the window at what is in flight, so ending
+ * the pacing releases no burst, but not below the restart window min(IW,
+ * cwnd) (counted in check_held): a rate read while the connection shared the
+ * link (its window over an srtt that the others' queue raised) paces the
+ * flight well below a link since emptied, whose ACKs then leave little in
+ * flight, and cut to that the connection would restart slower than the
+ * slow-start restart (a flight the ensemble divided is paced below the path
+ * on purpose, and is cut).  A flight cut below the BDP grows instead by the
+ * segments the check delivered (up to the BDP, as a slow-start restart would
+ * have grown it in that round trip) and is paced at the flight's rate one
+ * more round trip, so the rest of its window leaves without a burst.
+ * Unless a queue stood before the idle period, the verdict lets slow start
+ * go on up to the unhalved flight's window: a flight halved for past
+ * misses (or at the slow-start restart's window) that the path took
+ * would otherwise grow one segment a round trip when ssthresh sat below
+ * it.  After a standing queue the
  * halving is a hedge against connections restarting together, whose
  * checks all pass while their unhalved windows together overflow the
  * link, and ssthresh stays.  misses (0..3) is the connection's

@@ -612,7 +612,7 @@ DECISIONS = ("ssr", "decay", "keep", "pace", "measure", "auto_ssr",
              "measure_probed", "measure_wnd", "measure_room",
              "measure_burst", "measure_srtt", "measure_ensemble",
              "check_full", "check_rtt",
-             "check_rate", "check_loss", "pace_no_rate")
+             "check_rate", "check_loss", "check_held", "pace_no_rate")
 
 
 def _decisions(rows):

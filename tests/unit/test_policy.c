@@ -558,6 +558,21 @@ static void test_measure(void)
 	CHECK_EQ(cp_check_grow(10, 0, 173), 10);	/* nothing ACKed */
 	CHECK_EQ(cp_check_grow(10, 0xffffffffu, 173), 173);
 	CHECK_EQ(cp_check_grow(10, 5, 0), 10);		/* no BDP: held */
+	/*
+	 * full verdict, flight not grown: cut to what is in flight + 2, not
+	 * below the restart window min(IW, cwnd)
+	 */
+	CHECK_EQ(cp_check_hold(40, 42, 10, false), 40);	/* all in flight */
+	CHECK_EQ(cp_check_hold(40, 22, 10, false), 22);	/* cut */
+	CHECK_EQ(cp_check_hold(10, 4, 10, false), 10);	/* paced slow: held */
+	CHECK_EQ(cp_check_hold(12, 4, 10, false), 10);	/* to the IW */
+	CHECK_EQ(cp_check_hold(6, 3, 10, false), 6);	/* cwnd below IW */
+	CHECK_EQ(cp_check_hold(6, 8, 10, false), 6);	/* never grows */
+	CHECK_EQ(cp_check_hold(~0U, ~0U, 10, false), ~0U);
+	CHECK_EQ(cp_check_hold(40, 2, 0, false), 2);	/* no IW */
+	/* a flight the ensemble divided is cut as before */
+	CHECK_EQ(cp_check_hold(10, 4, 10, true), 4);
+	CHECK_EQ(cp_check_hold(40, 42, 10, true), 40);
 	/* one round of ACKs doubles a halved flight, as slow start would */
 	for (i = 0; i < 4; i++) {
 		u32 w = cp_measure_cwnd(173, i, 10), g = w, n;
@@ -878,7 +893,7 @@ static void test_measure(void)
 	CHECK(cp_sample_sig(10, 1000) != cp_sample_sig(11, 1000));
 	CHECK(cp_sample_sig(10, 1000) != cp_sample_sig(10, 1001));
 	CHECK_EQ(cp_sample_sig(10, 1000), cp_sample_sig(10, 1000));
-	/* 15 bits: the word's 16th holds a flag */
+	/* 13 bits: the word's other 3 hold flags */
 	for (i = 0; i < 1000; i++)
 		CHECK(cp_sample_sig(i * 7919, i * 104729) <= CP_SAMPLE_SIG_MASK);
 

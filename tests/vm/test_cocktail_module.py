@@ -105,7 +105,7 @@ STAT_NAMES = ("ssr", "decay", "keep", "pace", "measure", "auto_ssr",
               "measure_wnd", "measure_room", "measure_burst", "measure_srtt",
               "measure_ensemble", "ensemble_evict",
               "check_full", "check_rtt", "check_rate", "check_loss",
-              "ssthresh_est", "hystart_css", "hystart_resume", "hystart_exit",
+              "check_held", "ssthresh_est", "hystart_css", "hystart_resume", "hystart_exit",
               "idle_rto_1", "idle_rto_2", "idle_rto_4", "idle_rto_8",
               "idle_rto_16", "idle_rto_32")
 

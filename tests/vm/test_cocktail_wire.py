@@ -1447,6 +1447,43 @@ def test_rate_filter_ages(cocktail):
 
 
 
+@pytest.mark.core_on_module
+def test_measure_check_holds_restart_window(cocktail):
+    """A rate read on a slower link, restarted on a faster one: warm up
+    at 1 Mbit/s on a 20 ms path (200 segments), reshape the bottleneck to
+    20 Mbit/s, idle 1.5 s and restart (100 segments). At the old rate the
+    flight's BDP is 3 segments, so its window is the restart window
+    (iw=10), paced at that rate: a segment every 12 ms on a path whose
+    ACKs now come back within 21 ms, so the check passes with a few
+    segments in flight. Its full verdict keeps the window at the restart
+    window (the check event's cwnd is 10, check_held counts it) instead
+    of cutting it to what is in flight + 2; a flight paced at the path's
+    rate has its window in flight and is cut as before
+    (test_measure_quiet_path)."""
+    params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
+           ssthresh_est=1, check_rtt_pct=125, check_rate_pct=75)
+    with Topo(rtt=20, rate="1mbit", limit=30) as t:
+        bn = t.info["bottleneck"]
+
+        def faster(srv, cli, mss):
+            tc(bn["ns"], ["qdisc", "change", "dev", bn["dev"], "parent",
+                          "1:1", "handle", "10:", "netem", "rate", "20mbit",
+                          "limit", "30"])
+        r = burst_after_idle(t, "measure_hold", 200, 1.5, 100,
+                             between=faster)
+    info = measure_info(r)
+    assert [e["policy"] for _, e in r["restart"]] == ["measure"], info
+    ev = r["restart"][-1][1]
+    # the premise: the restart window, paced at the old link's rate
+    assert int(ev["cwnd_after"]) == 10, info
+    assert 0 < int(ev["pacing_rate"]) <= 1.5e6 / 8, info
+    chk = r["check"][0][1] if r["check"] else None
+    assert chk and chk["verdict"] == "full", info
+    assert int(chk["cwnd"]) == 10, info
+    assert r["counters"]["check_held"] == 1, info
+    assert r["retrans"] == 0, info
+
+
 def _restart_together(t, n, segs, sources=None, idle=2.0, gap=0.0):
     """In the client's namespace: N keep-alive connections to the
     server (from the client's addresses SOURCES, one each, and a
