@@ -1188,12 +1188,8 @@ def test_measure_rate_exit_memory(cocktail, miss):
 
     def run():
         with Topo(rtt=100, rate="10mbit", limit=200) as t:
-            bn = t.info["bottleneck"]
-
             def slower(srv, cli, mss):
-                tc(bn["ns"], ["qdisc", "change", "dev", bn["dev"],
-                              "parent", "1:1", "handle", "10:", "netem",
-                              "rate", "4mbit", "limit", "200"])
+                bottleneck_rate(t, "4mbit", 200)
                 first["wall"] = idle_then_send(srv, cli, mss, 100)
             r = burst_after_idle(t, "rate_memory_%d" % miss, 600, 1.5, 100,
                                  between=slower)
@@ -1429,12 +1425,8 @@ def test_rate_filter_ages(cocktail):
     params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
            ssthresh_est=1)
     with Topo(rtt=50, rate="10mbit", limit=20) as t:
-        bn = t.info["bottleneck"]
-
         def reshape(srv, cli, mss):
-            tc(bn["ns"], ["qdisc", "change", "dev", bn["dev"], "parent",
-                          "1:1", "handle", "10:", "netem", "rate", "2mbit",
-                          "limit", "20"])
+            bottleneck_rate(t, "2mbit", 20)
             traffic.send_and_time(srv, cli, 1200 * mss, 300)
         r = burst_after_idle(t, "measure_aging", 600, 1.5, 100,
                              between=reshape)
@@ -1463,12 +1455,8 @@ def test_measure_check_holds_restart_window(cocktail):
     params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
            ssthresh_est=1, check_rtt_pct=125, check_rate_pct=75)
     with Topo(rtt=20, rate="1mbit", limit=30) as t:
-        bn = t.info["bottleneck"]
-
         def faster(srv, cli, mss):
-            tc(bn["ns"], ["qdisc", "change", "dev", bn["dev"], "parent",
-                          "1:1", "handle", "10:", "netem", "rate", "20mbit",
-                          "limit", "30"])
+            bottleneck_rate(t, "20mbit", 30)
         r = burst_after_idle(t, "measure_hold", 200, 1.5, 100,
                              between=faster)
     info = measure_info(r)
@@ -1647,6 +1635,15 @@ def test_ensemble_table_bound(cocktail):
     assert all(e["policy"] == "measure" for e in ev), info
     assert d["measure_ensemble"] == 0, info
     assert d["ensemble_evict"] > 0, info
+
+
+def bottleneck_rate(t, rate, limit):
+    """Reshape topology T's bottleneck to RATE (a tc rate, "4mbit") with
+    a queue of LIMIT packets: its netem, under the rate class 1:1."""
+    bn = t.info["bottleneck"]
+    tc(bn["ns"], ["qdisc", "change", "dev", bn["dev"], "parent", "1:1",
+                  "handle", "10:", "netem", "rate", rate, "limit",
+                  str(limit)])
 
 
 def _delay_words(t, ms, loss_pct):
