@@ -2255,16 +2255,18 @@ def test_measure_loss_exit(cocktail, growth, beta):
         return (r, events(tr.lines, "cocktail_restart", r["port"]),
                 events(tr.lines, "cocktail_check", r["port"]))
 
+    def bdp_of(r, ev):
+        """The restart's rate times its path RTT, in segments."""
+        return int(ev["pacing_rate"]) * int(ev["path_rtt_us"]) / 1e6 / \
+            r["mss"]
+
     def flight_above_bdp(a):
         # a guest whose timing raised the minimum RTT or the rate
         # estimate reads a BDP above the path's: run again
         r, restart = a[0], a[1]
-        if not restart:
-            return False
-        ev = restart[0][1]
-        bdp = int(ev["pacing_rate"]) * int(ev["path_rtt_us"]) / 1e6 / \
-            r["mss"]
-        return int(ev["cwnd_after"]) >= 10 > 2 * bdp
+        return bool(restart) and \
+            int(restart[0][1]["cwnd_after"]) >= 10 > 2 * bdp_of(
+                r, restart[0][1])
 
     (r, restart, check), tries = until_premise(run, flight_above_bdp)
     rows = r["rows"]
@@ -2274,7 +2276,7 @@ def test_measure_loss_exit(cocktail, growth, beta):
                                     "total_retrans")}, len(rows), rows[:3])
     assert [e["policy"] for _, e in restart] == ["measure"], info
     ev = restart[0][1]
-    bdp = int(ev["pacing_rate"]) * int(ev["path_rtt_us"]) / 1e6 / r["mss"]
+    bdp = bdp_of(r, ev)
     assert int(ev["cwnd_after"]) >= 10 > 2 * bdp, \
         "premise: a flight of at least the restart window, above twice " \
         "the rate's BDP (%.1f), in %d attempts; %s" % (bdp, len(tries), info)
