@@ -1227,10 +1227,6 @@ def test_measure_rate_exit_memory(cocktail, miss):
                 len(fl2), len(fl1), info)
 
 
-# payload bytes per second of a 10 Mbit/s link (frames of MSS + 66 bytes)
-LINK_BPS = 10e6 / 8 * 1448 / (1448 + 66)
-
-
 @pytest.mark.core_on_module
 def test_measure_probe(cocktail):
     """Probing behind a queue others kept. A 100 ms, 10 Mbit/s path
@@ -1249,9 +1245,11 @@ def test_measure_probe(cocktail):
     1.2 times the minimum; drained, the same but only the first restart
     is counted; on the quiet path neither restart is counted and that
     RTT is at most 1.2 times the minimum (an attempt where a premise does
-    not hold runs again; so does one whose first restart paced above
-    1.25 times the link's rate, an ACK train the guest bunched, where
-    the first flight is the whole response). With 100 the second
+    not hold runs again; so does one whose first restart behind the
+    queue sized its flight above 1/1.3 of the response, from an ACK train
+    the guest bunched that read above the link, and one where a flight
+    stopped on the wire before its first ACK came, short of its window
+    and the response, a stall of the guest). With 100 the second
     restart's flight on the wire (the
     segments before the first ACK for them) is 0.85..1.15 of the
     first's (at most 1.15 when it took a round trip to send: its first
@@ -1293,6 +1291,9 @@ def test_measure_probe(cocktail):
                 r = burst_after_idle(t, name, 300, 1.5, 100,
                                      between=standing_then_restart)
             r["wall1"] = first["wall"]
+            r["flights"] = [flight_after(r["pkts"], t.server_addr, w,
+                                         dport=r["port"])
+                            for w in (r["wall1"], r["wall"])]
             return t, r
 
         def premises(a):
@@ -1301,21 +1302,26 @@ def test_measure_probe(cocktail):
             if [e["verdict"] for e in chk] != ["full"] or \
                     len(r["restart"]) != 2:
                 return False
-            # an ACK train the guest bunched reads above the link; a
-            # first flight sized from it is the whole response, and a
-            # probe cannot be seen above it
-            if int(r["restart"][0][1]["pacing_rate"]) > 1.25 * LINK_BPS:
+            # an ACK train the guest bunched reads above the link; behind
+            # the queue a first flight sized from it can leave no room in
+            # the 100-segment response to see a probe of 1.3 times it
+            if queue and int(r["restart"][0][1]["cwnd_after"]) * 13 > 1000:
                 return False
+            # a flight the guest stopped sending before its first ACK
+            # came: fewer segments than its window and the response
+            # allow, all sent within less than a round trip
+            rtt_s = int(r["before"]["min_rtt"]) / 1e6
+            for f, (_, e) in zip(r["flights"], r["restart"]):
+                if len(f) < 0.85 * min(int(e["cwnd_after"]), 100) and \
+                        f[-1].ts - f[0].ts < 0.9 * rtt_s:
+                    return False
             seen = int(chk[0]["rtt_us"]) * 100 > \
                 int(chk[0]["min_rtt_us"]) * 120
             return r["counters"]["measure_queued"] == \
                 {"queue": 2, "drained": 1}.get(case, 0) \
                 and seen == queue
 
-        (t, r), tries = until_premise(run, premises)
-        r["flights"] = [flight_after(r["pkts"], t.server_addr, w,
-                                     dport=r["port"])
-                        for w in (r["wall1"], r["wall"])]
+        (_, r), tries = until_premise(run, premises)
         r["tries"] = [(a[1]["counters"]["measure_queued"],
                        [(e["verdict"], e["rtt_us"], e["min_rtt_us"])
                         for _, e in a[1]["check"]])
