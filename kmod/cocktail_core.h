@@ -293,11 +293,10 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 			cwnd = grown;
 		} else if (tp->packets_out) {
 			/* not below the restart window */
-			grown = cp_check_hold(cwnd, room, shell_iw_now(sk),
-					      ca->divided);
-			if (grown > room)
+			cwnd = cp_check_hold(cwnd, room, shell_iw_now(sk),
+					     ca->divided);
+			if (cwnd > room)
 				shell_count(CC_CHECK_HELD);
-			cwnd = grown;
 		}
 		tp->snd_ssthresh = cp_pass_ssthresh(tp->snd_ssthresh,
 						    flight_bdp, ca->queued);
