@@ -131,6 +131,7 @@ static const struct param params[] = {
 	{ "shared_burst", P_UINT, OFF(shared_burst), 0, 1, NULL, 0,
 	  "0 or 1" },
 	{ "shared_rtt", P_UINT, OFF(shared_rtt), 0, 1, NULL, 0, "0 or 1" },
+	{ "pace_floor", P_UINT, OFF(pace_floor), 0, 1, NULL, 0, "0 or 1" },
 	{ "ensemble", P_UINT, OFF(ensemble), 0, 1, NULL, 0, "0 or 1" },
 };
 

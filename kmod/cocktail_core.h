@@ -470,7 +470,9 @@ next:
  * faster by as much as the room the connection's own queue showed
  * before the idle period would hold (queue_room, cp_room_rate()), or
  * sent at once behind a queue others kept (shared_burst,
- * cp_flight_room()), and checked on its ACKs against that rate.  Behind
+ * cp_flight_room()), and until its first ACK no slower than the restart
+ * window per minimum RTT (pace_floor, cp_floor_rate(); not when the
+ * ensemble divided it), and checked on its ACKs against that rate.  Behind
  * such a queue, with shared_rtt, the BDP is over srtt instead of the
  * minimum RTT, not halved (cp_flight_rtt()).  The k-th of restarts toward
  * one destination in a quick run (ensemble, cp_ensemble_join()) sizes
@@ -486,7 +488,7 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 	u32 path_rtt = ck_path_rtt_us(tp);
 	u32 halvings, rtt, room, frtt, place;
 	bool queued, shared, burst, over_srtt;
-	u64 rate, probed, sent;
+	u64 rate, probed, sent, floored;
 	u32 bdp;
 
 	rate = cp_path_rate(ck_restart_rate(sk, before),
@@ -538,6 +540,11 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 	burst = shared && shell_param(shared_burst);
 	room = cp_flight_room(room, *cwnd, shared, burst);
 	sent = cp_room_rate(rate, *cwnd, room, shell_max_pacing_rate(sk));
+	/* the restart window within a round trip, unless divided */
+	floored = sent;
+	if (shell_param(pace_floor) && !ca->divided)
+		floored = cp_floor_rate(sent, floor, tp->mss_cache, path_rtt,
+					shell_max_pacing_rate(sk));
 	if (bdp)
 		shell_pace_start(sk, rate);
 	if (!bdp || !ca->pacing) {
@@ -546,10 +553,12 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 		return 0;
 	}
 	/* until the first ACK; the check judges the path against the rate */
-	if (sent > rate) {
-		shell_pace_boost(sk, sent);
+	if (floored > rate)
+		shell_pace_boost(sk, floored);
+	if (sent > rate)
 		shell_count(burst ? CC_MEASURE_BURST : CC_MEASURE_ROOM);
-	}
+	if (floored > sent)
+		shell_count(CC_MEASURE_FLOOR);
 	ca->queued = queued;
 	if (halvings > ca->misses)
 		shell_count(CC_MEASURE_QUEUED);

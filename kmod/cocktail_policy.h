@@ -863,6 +863,31 @@ static inline u64 cp_room_rate(u64 rate, u32 flight, u32 room, u64 cap)
 }
 
 /*
+ * The rate, in B/s, at which a measured flight leaves until its first
+ * ACK with pace_floor: no slower than the restart window @floor
+ * (min(IW, cwnd) segments of @mss bytes) per minimum RTT @rtt_us, so
+ * that what a slow-start restart would send at once is out within one
+ * round trip.  A rate read while others shared the link (the last
+ * share the connection got) paces even that window over several round
+ * trips on a link since emptied.  At most @cap (the socket's cap);
+ * @rate when it is faster already, or without an RTT.
+ */
+static inline u64 cp_floor_rate(u64 rate, u32 floor, u32 mss, u32 rtt_us,
+				u64 cap)
+{
+	u64 f;
+	u32 rem;
+
+	if (!floor || !mss || !rtt_us)
+		return rate;
+	/* floor <= 64 (IW) and mss < 2^16: the product fits in 64 bits */
+	f = cp_div_u64_rem((u64)floor * mss * CP_USEC_PER_SEC, rtt_us, &rem);
+	if (f > cap)
+		f = cap;
+	return f > rate ? f : rate;
+}
+
+/*
  * The room, in segments, into which a measured flight of @flight
  * segments is sent faster than its rate (cp_room_rate()): @room (what
  * the connection's own queue showed, cp_queue_room()), or the whole

@@ -181,6 +181,7 @@ enum cocktail_counter {
 	CC_MEASURE_ROOM,	/* measure: flight faster into its own room */
 	CC_MEASURE_BURST,	/* measure: flight at once behind others' queue */
 	CC_MEASURE_SRTT,	/* measure: flight sized over srtt, others' queue */
+	CC_MEASURE_FLOOR,	/* measure: restart window within one min RTT */
 	CC_MEASURE_ENSEMBLE,	/* measure: flight at 1/k, k-th toward its peer */
 	CC_ENSEMBLE_EVICT,	/* ensemble table: a live slot taken over */
 	CC_CHECK_FULL,		/* measure: path unchanged, flight as sized */
@@ -265,6 +266,7 @@ static const char * const cocktail_counter_names[CC_NR] = {
 	[CC_MEASURE_ROOM] = "measure_room",
 	[CC_MEASURE_BURST] = "measure_burst",
 	[CC_MEASURE_SRTT] = "measure_srtt",
+	[CC_MEASURE_FLOOR] = "measure_floor",
 	[CC_MEASURE_ENSEMBLE] = "measure_ensemble",
 	[CC_ENSEMBLE_EVICT] = "ensemble_evict",
 	[CC_CHECK_FULL] = "check_full",

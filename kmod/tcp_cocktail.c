@@ -150,7 +150,9 @@
  *         |  when halved for a queue others kept and shared_burst
  *         v
  *     FLIGHT: paced at rate; until its first ACK at rate * cwnd /
- *         |  (cwnd - room) (room >= cwnd: unpaced); cwnd frozen
+ *         |  (cwnd - room) (room >= cwnd: unpaced), with pace_floor
+ *         |  at least min(IW, cwnd) * mss / min RTT (not when
+ *         |  divided by the ensemble); cwnd frozen
  *         |  (.cong_avoid does nothing)
  *         |  first ACK of the flight: the train starts (time, delivered),
  *         |  the check ends one round trip later (snd_nxt now)
@@ -242,6 +244,15 @@
  * RTT's BDP: the other flow's queue did not drain during the idle
  * period, so the flight meets an RTT of srtt, and a window of the rate
  * times the minimum RTT delivers only a fraction of the rate.
+ * A rate read while others shared the link is the share the connection
+ * last got: paced at it, even the restart window a slow-start restart
+ * sends at once can take several round trips on a link the others have
+ * since left.  pace_floor=1 (counted in measure_floor) sends the flight,
+ * until its first ACK, no slower than that window per minimum RTT; the
+ * check still judges the ACKs against the rate.  Where the rate is the
+ * link's own and its BDP is below the restart window, that window
+ * builds a queue the paced flight does not, as a slow-start restart's
+ * burst does; a flight the ensemble divided keeps its share.
  * Connections of one host to one destination that restart together (a
  * browser's parallel connections, responses pushed to every connection
  * of a client at once) each size their flight from a rate they measured
@@ -622,6 +633,16 @@ static unsigned int cocktail_shared_burst __read_mostly;
  */
 static unsigned int cocktail_shared_rtt __read_mostly;
 /*
+ * restart=measure: on, a flight leaves, until its first ACK, no slower
+ * than the restart window min(IW, cwnd) per minimum RTT
+ * (cp_floor_rate()), unless the ensemble divided it: a rate read while
+ * others shared the link paces even the window a slow-start restart
+ * sends at once over several round trips.  Off by default: on a path
+ * whose rate is truly that low the window builds a queue the paced
+ * flight does not.
+ */
+static unsigned int cocktail_pace_floor __read_mostly;
+/*
  * restart=measure: on, the k-th of a quick run of restarts toward one
  * destination (each within a quarter of the RTT of the last, all within
  * one RTT) paces and sizes its flight at 1/k of its rate
@@ -873,6 +894,9 @@ MODULE_PARM_DESC(shared_burst, "1: restart=measure sends its flight at once when
 module_param_cb(shared_rtt, &cocktail_bool_ops, &cocktail_shared_rtt, 0644);
 MODULE_PARM_DESC(shared_rtt, "1: restart=measure sizes its flight as the rate times srtt when a queue others kept stood before the idle period; 0: the rate times the minimum RTT, halved (default 0)");
 
+module_param_cb(pace_floor, &cocktail_bool_ops, &cocktail_pace_floor, 0644);
+MODULE_PARM_DESC(pace_floor, "1: restart=measure sends its flight, until its first ACK, no slower than the restart window per minimum RTT; 0: at the rate (default 0)");
+
 module_param_cb(ensemble, &cocktail_bool_ops, &cocktail_ensemble, 0644);
 MODULE_PARM_DESC(ensemble, "1: restart=measure paces and sizes the k-th of the restarts toward one destination in a quick run (each within RTT/4 of the last, all within one RTT) at 1/k of its rate; 0: each at its own rate (default 1)");
 
@@ -1120,6 +1144,7 @@ static u32 cocktail_ensemble_place(struct sock *sk, u32 span_us)
 #define COCKTAIL_PARAM_queue_room	cocktail_queue_room
 #define COCKTAIL_PARAM_shared_burst	cocktail_shared_burst
 #define COCKTAIL_PARAM_shared_rtt	cocktail_shared_rtt
+#define COCKTAIL_PARAM_pace_floor	cocktail_pace_floor
 #define COCKTAIL_PARAM_ensemble		cocktail_ensemble
 
 /*

@@ -97,7 +97,8 @@ DEMO_CWV0 = [Policy("cocktail-%s-cwv0" % r, "cocktail", 1,
 # rate times srtt instead of the minimum RTT's BDP halved;
 # cocktail-shared-rtt-burst: both; and cocktail-noensemble: ensemble=0,
 # every restart at its own rate, also the k-th of a quick run toward one
-# destination)
+# destination; and cocktail-floor: pace_floor=1, until its first ACK the
+# flight leaves no slower than the restart window per minimum RTT)
 MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
                   {"restart": "measure", "cwv": 1}),
            Policy("cocktail-measure-cubic", "cocktail", 1,
@@ -129,7 +130,8 @@ MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
                ("shared-burst", {"shared_burst": 1}),
                ("shared-rtt", {"shared_rtt": 1}),
                ("shared-rtt-burst", {"shared_rtt": 1, "shared_burst": 1}),
-               ("noensemble", {"ensemble": 0}))]
+               ("noensemble", {"ensemble": 0}),
+               ("floor", {"pace_floor": 1}))]
 # growth=cubic (CUBIC, RFC 9438, with HyStart++) beside growth=reno, each
 # with the default restart: run when asked for with --only
 # policy=cocktail-cubic (bench/scenarios/growth.py runs both). A policy

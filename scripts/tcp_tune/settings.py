@@ -68,6 +68,7 @@ MODULE_PARAMS = {
         "queue_room": v_bool,
         "shared_burst": v_bool,
         "shared_rtt": v_bool,
+        "pace_floor": v_bool,
         "ensemble": v_bool,
         "nvp_s": v_range(1, 3600),
         "stats": None,

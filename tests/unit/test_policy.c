@@ -724,6 +724,23 @@ static void test_measure(void)
 	 */
 	CHECK_EQ(100 - 100 * 6250000ULL / cp_room_rate(6250000, 100, 25,
 						      CP_U64_MAX), 25);
+	/*
+	 * pace_floor: 10 segments of 1448 bytes within a 20 ms minimum RTT
+	 * leave at 724 kB/s at least: a share of 170 kB/s is raised to it,
+	 * a faster rate kept; at most the cap; no window, MSS or RTT: the
+	 * rate as it is
+	 */
+	CHECK_EQ(cp_floor_rate(170000, 10, 1448, 20000, CP_U64_MAX), 724000);
+	CHECK_EQ(cp_floor_rate(2500000, 10, 1448, 20000, CP_U64_MAX),
+		 2500000);
+	CHECK_EQ(cp_floor_rate(170000, 10, 1448, 20000, 500000), 500000);
+	CHECK_EQ(cp_floor_rate(600000, 10, 1448, 20000, 500000), 600000);
+	CHECK_EQ(cp_floor_rate(170000, 0, 1448, 20000, CP_U64_MAX), 170000);
+	CHECK_EQ(cp_floor_rate(170000, 10, 0, 20000, CP_U64_MAX), 170000);
+	CHECK_EQ(cp_floor_rate(170000, 10, 1448, 0, CP_U64_MAX), 170000);
+	/* the largest window and MSS over 1 us: no overflow */
+	CHECK_EQ(cp_floor_rate(0, 64, 65535, 1, CP_U64_MAX),
+		 64ULL * 65535 * 1000000);
 	/* shared_rtt: behind a queue others kept, the BDP over srtt */
 	CHECK_EQ(cp_flight_rtt(50000, 105000, true, true), 105000);
 	CHECK_EQ(cp_flight_rtt(50000, 105000, true, false), 50000);

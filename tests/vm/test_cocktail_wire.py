@@ -109,10 +109,10 @@ def topo(cocktail):
 def params(**kw):
     """Set the build's parameters and check they read back; a test that
     does not name growth, nvp_s, pace_burst, queue_pct, check_rate_miss,
-    probe_pct or wnd_cap runs with growth=reno, nvp_s=300, pace_burst=0
-    (flights paced from their first segment), queue_pct=120,
-    check_rate_miss=0, probe_pct=100 and wnd_cap=1, whatever the test
-    before set."""
+    probe_pct, wnd_cap or pace_floor runs with growth=reno, nvp_s=300,
+    pace_burst=0 (flights paced from their first segment), queue_pct=120,
+    check_rate_miss=0, probe_pct=100, wnd_cap=1 and pace_floor=0,
+    whatever the test before set."""
     kw.setdefault("growth", "reno")
     kw.setdefault("queue_pct", 120)
     kw.setdefault("nvp_s", 300)
@@ -120,6 +120,7 @@ def params(**kw):
     kw.setdefault("check_rate_miss", 0)
     kw.setdefault("probe_pct", 100)
     kw.setdefault("wnd_cap", 1)
+    kw.setdefault("pace_floor", 0)
     B.params(**kw)
 
 
@@ -1446,35 +1447,56 @@ def test_rate_filter_ages(cocktail):
 
 
 @pytest.mark.core_on_module
-def test_measure_check_holds_restart_window(cocktail):
+@pytest.mark.parametrize("floor", [0, 1])
+def test_measure_check_holds_restart_window(cocktail, floor):
     """A rate read on a slower link, restarted on a faster one: warm up
     at 1 Mbit/s on a 20 ms path (200 segments), reshape the bottleneck to
     20 Mbit/s, idle 1.5 s and restart (100 segments). At the old rate the
     flight's BDP is 3 segments, so its window is the restart window
-    (iw=10), paced at that rate: a segment every 12 ms on a path whose
-    ACKs now come back within 21 ms, so the check passes with a few
-    segments in flight. Its full verdict keeps the window at the restart
-    window (the check event's cwnd is 10, check_held counts it) instead
-    of cutting it to what is in flight + 2; a flight paced at the path's
-    rate has its window in flight and is cut as before
-    (test_measure_quiet_path)."""
+    (iw=10), checked at that rate (the restart event's pacing_rate).
+    With pace_floor=0 it is paced at that rate: a segment every 12 ms on
+    a path whose ACKs now come back within 21 ms, so the check passes
+    with a few segments in flight. Its full verdict keeps the window at
+    the restart window (the check event's cwnd is 10, check_held counts
+    it) instead of cutting it to what is in flight + 2; a flight paced at
+    the path's rate has its window in flight and is cut as before
+    (test_measure_quiet_path). On the wire (the capture is before the
+    bottleneck) the flight's segments before the first ACK for them
+    leave at least 0.2 minimum RTTs apart (the minimum RTT of the warm-up,
+    about 32 ms with the 1 Mbit/s link's 12 ms a packet), and
+    measure_floor does not count. With pace_floor=1 the same flight
+    leaves, until its first ACK, at the restart window per minimum RTT:
+    at least 5 segments before that ACK, at most 0.125 minimum RTTs
+    apart on average, counted in measure_floor; the verdict and window
+    are the same. No retransmission either way."""
     params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
-           ssthresh_est=1, check_rtt_pct=125, check_rate_pct=75)
+           ssthresh_est=1, check_rtt_pct=125, check_rate_pct=75,
+           pace_floor=floor)
     with Topo(rtt=20, rate="1mbit", limit=30) as t:
         def faster(srv, cli, mss):
             bottleneck_rate(t, "20mbit", 30)
-        r = burst_after_idle(t, "measure_hold", 200, 1.5, 100,
+        r = burst_after_idle(t, "measure_hold_%d" % floor, 200, 1.5, 100,
                              between=faster)
-    info = measure_info(r)
+        fl = flight_after(r["pkts"], t.server_addr, r["wall"],
+                          dport=r["port"])
+    min_rtt = int(r["before"]["min_rtt"]) / 1e6
+    apart = mean_spacing(fl) if len(fl) > 1 else float("nan")
+    info = "flight %d segments, %.1f ms apart, min RTT %.1f ms; %s" % (
+        len(fl), apart * 1e3, min_rtt * 1e3, measure_info(r))
     assert [e["policy"] for _, e in r["restart"]] == ["measure"], info
     ev = r["restart"][-1][1]
-    # the premise: the restart window, paced at the old link's rate
+    # the premise: the restart window, checked at the old link's rate
     assert int(ev["cwnd_after"]) == 10, info
     assert 0 < int(ev["pacing_rate"]) <= 1.5e6 / 8, info
     chk = r["check"][0][1] if r["check"] else None
     assert chk and chk["verdict"] == "full", info
     assert int(chk["cwnd"]) == 10, info
-    assert r["counters"]["check_held"] == 1, info
+    assert r["counters"]["measure_floor"] == floor, info
+    if floor:
+        assert len(fl) >= 5 and apart <= 0.125 * min_rtt, info
+    else:
+        assert r["counters"]["check_held"] == 1, info
+        assert len(fl) >= 2 and apart >= 0.2 * min_rtt, info
     assert r["retrans"] == 0, info
 
 
