@@ -1461,14 +1461,14 @@ def test_measure_check_holds_restart_window(cocktail, floor):
     it) instead of cutting it to what is in flight + 2; a flight paced at
     the path's rate has its window in flight and is cut as before
     (test_measure_quiet_path). On the wire (the capture is before the
-    bottleneck) the flight's segments before the first ACK for them
-    leave at least 0.2 minimum RTTs apart (the minimum RTT of the warm-up,
-    about 32 ms with the 1 Mbit/s link's 12 ms a packet), and
-    measure_floor does not count. With pace_floor=1 the same flight
-    leaves, until its first ACK, at the restart window per minimum RTT:
-    at least 5 segments before that ACK, at most 0.125 minimum RTTs
-    apart on average, counted in measure_floor; the verdict and window
-    are the same. No retransmission either way."""
+    bottleneck) at most 4 of the flight's segments leave before the
+    first ACK for them, which comes back after about 22 ms (the first
+    two packets of two segments; the next leaves 23 ms after the one
+    before at the old rate), and measure_floor does not count. With
+    pace_floor=1 the same flight leaves, until its first ACK, at the
+    restart window per minimum RTT (the warm-up's, 22-34 ms): at least 6
+    of its 10 segments before that ACK, counted in measure_floor; the
+    verdict and window are the same. No retransmission either way."""
     params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
            ssthresh_est=1, check_rtt_pct=125, check_rate_pct=75,
            pace_floor=floor)
@@ -1479,10 +1479,7 @@ def test_measure_check_holds_restart_window(cocktail, floor):
                              between=faster)
         fl = flight_after(r["pkts"], t.server_addr, r["wall"],
                           dport=r["port"])
-    min_rtt = int(r["before"]["min_rtt"]) / 1e6
-    apart = mean_spacing(fl) if len(fl) > 1 else float("nan")
-    info = "flight %d segments, %.1f ms apart, min RTT %.1f ms; %s" % (
-        len(fl), apart * 1e3, min_rtt * 1e3, measure_info(r))
+    info = "flight %d segments; %s" % (len(fl), measure_info(r))
     assert [e["policy"] for _, e in r["restart"]] == ["measure"], info
     ev = r["restart"][-1][1]
     # the premise: the restart window, checked at the old link's rate
@@ -1493,10 +1490,10 @@ def test_measure_check_holds_restart_window(cocktail, floor):
     assert int(chk["cwnd"]) == 10, info
     assert r["counters"]["measure_floor"] == floor, info
     if floor:
-        assert len(fl) >= 5 and apart <= 0.125 * min_rtt, info
+        assert len(fl) >= 6, info
     else:
         assert r["counters"]["check_held"] == 1, info
-        assert len(fl) >= 2 and apart >= 0.2 * min_rtt, info
+        assert len(fl) <= 4, info
     assert r["retrans"] == 0, info
 
 
