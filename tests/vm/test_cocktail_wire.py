@@ -1449,29 +1449,27 @@ def test_rate_filter_ages(cocktail):
 @pytest.mark.core_on_module
 @pytest.mark.parametrize("floor", [0, 1])
 def test_measure_check_holds_restart_window(cocktail, floor):
-    """A rate read on a slower link, restarted on a faster one: warm up
-    at 1 Mbit/s on a 20 ms path (200 segments), reshape the bottleneck to
-    20 Mbit/s, idle 1.5 s and restart (100 segments). At the old rate the
-    flight's BDP is 3 segments, so its window is the restart window
-    (iw=10), checked at that rate (the restart event's pacing_rate).
-    With pace_floor=0 it is paced at that rate: a segment every 12 ms on
-    a path whose ACKs now come back within 21 ms, so the check passes
-    with a few segments in flight. Its full verdict keeps the window at
-    the restart window (the check event's cwnd is 10, check_held counts
-    it) instead of cutting it to what is in flight + 2; a flight paced at
-    the path's rate has its window in flight and is cut as before
-    (test_measure_quiet_path); an attempt whose check ended with nothing
-    or the window in flight (nothing to hold: whether the next segment
-    left before the last ACK came, the guest's timing) runs again. On
-    the wire (the capture is before the
-    bottleneck) at most 4 of the flight's segments leave before the
-    first ACK for them, which comes back after about 22 ms (the first
-    two packets of two segments; the next leaves 23 ms after the one
+    """A rate read on a slower link, restarted on a faster one: warm up at 1
+    Mbit/s on a 20 ms path (200 segments), reshape the bottleneck to 20 Mbit/s,
+    idle 1.5 s and restart (100 segments). At the old rate the flight's BDP is
+    3 segments, so its window is the restart window (iw=10), checked at that
+    rate (the restart event's pacing_rate). With pace_floor=0 it is paced at
+    that rate: a segment every 12 ms on a path whose ACKs now come back within
+    21 ms, so the check passes with a few segments in flight. Its full verdict
+    keeps the window at the restart window (the check event's cwnd is 10,
+    check_held counts it) instead of cutting it to what is in flight + 2; a
+    flight paced at the path's rate has its window in flight and is cut as
+    before (test_measure_quiet_path); an attempt whose check ended with nothing
+    or the window in flight (nothing to hold: whether the next segment left
+    before the last ACK came, the guest's timing) runs again. On the wire (the
+    capture is before the bottleneck) at most 4 of the flight's segments leave
+    before the first ACK for them, which comes back after about 22 ms (the
+    first two packets of two segments; the next leaves 23 ms after the one
     before at the old rate), and measure_floor does not count. With
-    pace_floor=1 the same flight leaves, until its first ACK, at the
-    restart window per minimum RTT (the warm-up's, 22-34 ms): at least 6
-    of its 10 segments before that ACK, counted in measure_floor; the
-    verdict and window are the same. No retransmission either way."""
+    pace_floor=1 the same flight leaves, until its first ACK, at the restart
+    window per minimum RTT (the warm-up's, 22-34 ms): at least 6 of its 10
+    segments before that ACK, counted in measure_floor; the verdict and window
+    are the same. No retransmission either way."""
     params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
            ssthresh_est=1, check_rtt_pct=125, check_rate_pct=75,
            pace_floor=floor)
