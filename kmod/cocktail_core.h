@@ -329,6 +329,9 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 	/* a queue under a passed check: the next restart may probe */
 	ca->passed = verdict == CP_CHECK_FULL &&
 		     cp_queue_stood(check_rtt, path_rtt, shell_param(queue_pct));
+	/* none under it: the next flight may leave a little faster */
+	ca->quiet = verdict == CP_CHECK_FULL && check_rtt &&
+		    !cp_queue_stood(check_rtt, path_rtt, shell_param(queue_pct));
 	shell_count(cocktail_check_counter(verdict));
 	shell_emit_check(sk, verdict, segs, send_us, check_rtt, ack_rate,
 			 path_rtt);
@@ -471,8 +474,10 @@ next:
  * before the idle period would hold (queue_room, cp_room_rate()), or
  * sent at once behind a queue others kept (shared_burst,
  * cp_flight_room()), and until its first ACK no slower than the restart
- * window per minimum RTT (pace_floor, cp_floor_rate(); not when the
- * ensemble divided it), and checked on its ACKs against that rate.  Behind
+ * window per minimum RTT (pace_floor, cp_floor_rate()) and, after a
+ * check that found the path quiet and with no queue before this idle
+ * period, at quiet_pct % of the rate (cp_quiet_rate()), neither when the
+ * ensemble divided it, and checked on its ACKs against that rate.  Behind
  * such a queue, with shared_rtt, the BDP is over srtt instead of the
  * minimum RTT, not halved (cp_flight_rtt()).  The k-th of restarts toward
  * one destination in a quick run (ensemble, cp_ensemble_join()) sizes
@@ -488,7 +493,7 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 	u32 path_rtt = ck_path_rtt_us(tp);
 	u32 halvings, rtt, room, frtt, place;
 	bool queued, shared, burst, over_srtt;
-	u64 rate, probed, sent, floored;
+	u64 rate, probed, sent, floored, quick;
 	u32 bdp;
 
 	rate = cp_path_rate(ck_restart_rate(sk, before),
@@ -545,6 +550,12 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 	if (shell_param(pace_floor) && !ca->divided)
 		floored = cp_floor_rate(sent, floor, tp->mss_cache, path_rtt,
 					shell_max_pacing_rate(sk));
+	/* a little above the rate on a path the last check found quiet */
+	quick = floored;
+	if (!queued && !ca->divided)
+		quick = cp_quiet_rate(floored, rate, ca->quiet, ca->misses,
+				      shell_param(quiet_pct),
+				      shell_max_pacing_rate(sk));
 	if (bdp)
 		shell_pace_start(sk, rate);
 	if (!bdp || !ca->pacing) {
@@ -553,12 +564,14 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 		return 0;
 	}
 	/* until the first ACK; the check judges the path against the rate */
-	if (floored > rate)
-		shell_pace_boost(sk, floored);
+	if (quick > rate)
+		shell_pace_boost(sk, quick);
 	if (sent > rate)
 		shell_count(burst ? CC_MEASURE_BURST : CC_MEASURE_ROOM);
 	if (floored > sent)
 		shell_count(CC_MEASURE_FLOOR);
+	if (quick > floored)
+		shell_count(CC_MEASURE_QUIET);
 	ca->queued = queued;
 	if (halvings > ca->misses)
 		shell_count(CC_MEASURE_QUEUED);

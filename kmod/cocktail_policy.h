@@ -408,11 +408,11 @@ static inline void cp_maxwin_lower(struct cp_maxwin *w, u64 rate)
  * A signature of the kernel's saved rate sample (segments delivered over
  * an interval in us), to tell a new sample from the one already seen: the
  * kernel keeps the last one until a new one replaces it.  Two different
- * samples with one signature cost one missed sample, nothing else; 13
- * bits make that one new sample in 8192 (the other 3 bits of the word
+ * samples with one signature cost one missed sample, nothing else; 12
+ * bits make that one new sample in 4096 (the other 4 bits of the word
  * that keeps it hold flags).
  */
-#define CP_SAMPLE_SIG_MASK	0x1fffU
+#define CP_SAMPLE_SIG_MASK	0xfffU
 
 static inline u16 cp_sample_sig(u32 delivered, u32 interval_us)
 {
@@ -885,6 +885,28 @@ static inline u64 cp_floor_rate(u64 rate, u32 floor, u32 mss, u32 rtt_us,
 	if (f > cap)
 		f = cap;
 	return f > rate ? f : rate;
+}
+
+/*
+ * The rate, in B/s, at which a measured flight leaves until its first
+ * ACK with quiet_pct: @pct % of its @rate when the connection's last
+ * check passed with its lowest RTT at the path's minimum (@quiet: no
+ * queue under it) and it remembers no failed check (@misses 0), at most
+ * @cap (cp_probe_rate()'s arithmetic); never below @sent, what the other
+ * rules chose.  Paced at the link's own rate a flight is no faster than
+ * a burst, and slower wherever the pacing timer fires late: each late
+ * firing adds to the flight's time.  A little above the rate the
+ * bottleneck's queue takes up the lateness, as it takes a burst, and the
+ * link stays busy; the queue it builds is at most 1 - 100 / @pct of what
+ * leaves before the first ACK.  A connection's first measured restart,
+ * and one after a miss, leave at @sent.
+ */
+static inline u64 cp_quiet_rate(u64 sent, u64 rate, bool quiet, u32 misses,
+				u32 pct, u64 cap)
+{
+	u64 q = cp_probe_rate(rate, quiet, misses, pct, cap);
+
+	return q > sent ? q : sent;
 }
 
 /*

@@ -102,13 +102,17 @@ struct cocktail {
 					 */
 	};
 	u32 nvp_stamp;			/* jiffies: RFC 7661 NVP start */
-	u16 bw_sig:13,			/* hash of the last rate sample fed */
+	u16 bw_sig:12,			/* hash of the last rate sample fed */
 	    divided:1,			/* measure: the ensemble divided the
 					 * flight's rate (its k-th restart)
 					 */
 	    passed:1,			/* measure: the last check passed
 					 * and its lowest RTT showed a queue
 					 * (probe_pct applies)
+					 */
+	    quiet:1,			/* measure: the last check passed
+					 * with its lowest RTT at the minimum
+					 * (quiet_pct applies)
 					 */
 	    rwnd:1;			/* the peer's window held data back
 					 * since the last restart (wnd_cap
@@ -182,6 +186,7 @@ enum cocktail_counter {
 	CC_MEASURE_BURST,	/* measure: flight at once behind others' queue */
 	CC_MEASURE_SRTT,	/* measure: flight sized over srtt, others' queue */
 	CC_MEASURE_FLOOR,	/* measure: restart window within one min RTT */
+	CC_MEASURE_QUIET,	/* measure: flight above its rate, quiet path */
 	CC_MEASURE_ENSEMBLE,	/* measure: flight at 1/k, k-th toward its peer */
 	CC_ENSEMBLE_EVICT,	/* ensemble table: a live slot taken over */
 	CC_CHECK_FULL,		/* measure: path unchanged, flight as sized */
@@ -267,6 +272,7 @@ static const char * const cocktail_counter_names[CC_NR] = {
 	[CC_MEASURE_BURST] = "measure_burst",
 	[CC_MEASURE_SRTT] = "measure_srtt",
 	[CC_MEASURE_FLOOR] = "measure_floor",
+	[CC_MEASURE_QUIET] = "measure_quiet",
 	[CC_MEASURE_ENSEMBLE] = "measure_ensemble",
 	[CC_ENSEMBLE_EVICT] = "ensemble_evict",
 	[CC_CHECK_FULL] = "check_full",

@@ -151,7 +151,9 @@
  *         v
  *     FLIGHT: paced at rate; until its first ACK at rate * cwnd /
  *         |  (cwnd - room) (room >= cwnd: unpaced), with pace_floor
- *         |  at least min(IW, cwnd) * mss / min RTT (not when
+ *         |  at least min(IW, cwnd) * mss / min RTT, after a check
+ *         |  whose lowest RTT <= queue_pct % min RTT, misses 0, not
+ *         |  queued, at least rate * quiet_pct / 100 (neither when
  *         |  divided by the ensemble); cwnd frozen
  *         |  (.cong_avoid does nothing)
  *         |  first ACK of the flight: the train starts (time, delivered),
@@ -253,6 +255,16 @@
  * link's own and its BDP is below the restart window, that window
  * builds a queue the paced flight does not, as a slow-start restart's
  * burst does; a flight the ensemble divided keeps its share.
+ * On a quiet path the rate is the link's own, and a flight paced at it
+ * is no faster than a burst: slower, wherever the pacing timer fires
+ * late, since each late firing adds to the flight's time.  quiet_pct
+ * above 100 (counted in measure_quiet) sends the flight, until its first
+ * ACK, at that percentage of the rate once a check has found the path
+ * quiet (its lowest RTT within queue_pct % of the minimum), while no
+ * failed check is remembered and no queue stood before the idle period:
+ * the bottleneck's queue takes up the lateness, as it takes a burst, and
+ * holds at most 1 - 100 / quiet_pct of what leaves before the first ACK.
+ * The check still judges the ACKs against the rate.
  * Connections of one host to one destination that restart together (a
  * browser's parallel connections, responses pushed to every connection
  * of a client at once) each size their flight from a rate they measured
@@ -495,7 +507,7 @@
  * Parameters are read once per decision, so a change applies to the next
  * connection (iw, pace_iw, ssthresh_est, growth), the next restart
  * (restart, auto_rtt_us, queue_pct, pace_rate, pace_burst, probe_pct,
- * ensemble) or
+ * quiet_pct, ensemble) or
  * the next ACK (cwv, nvp_s, check_rtt_pct, check_rate_pct,
  * check_rate_miss).
  */
@@ -600,6 +612,13 @@ static unsigned int cocktail_check_rate_miss __read_mostly;
  * failed one is remembered (cp_probe_rate()).
  */
 static unsigned int cocktail_probe_pct __read_mostly = 100;
+/*
+ * restart=measure: above 100, a flight leaves, until its first ACK, at
+ * this percentage of its rate once the connection's last check found the
+ * path quiet and no failed one is remembered (cp_quiet_rate()).  100 by
+ * default until the bench's grids say what it costs.
+ */
+static unsigned int cocktail_quiet_pct __read_mostly = 100;
 /*
  * restart=measure: on, a connection whose data the peer's window held
  * back paces its flight at most at that window per minimum RTT
@@ -882,6 +901,23 @@ static const struct kernel_param_ops cocktail_probe_ops = {
 module_param_cb(probe_pct, &cocktail_probe_ops, &cocktail_probe_pct, 0644);
 MODULE_PARM_DESC(probe_pct, "restart=measure paces and sizes its flight at this percentage of the pre-idle rate when the connection's last check passed with its lowest RTT above queue_pct % of the minimum (a queue others kept) and while it remembers no failed one (100..400, default 100)");
 
+/*
+ * 100 % paces at the rate; 200 % sends the part of the flight that
+ * leaves before its first ACK in half the time, a queue of half of it.
+ */
+static int cocktail_quiet_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 100, 200);
+}
+
+static const struct kernel_param_ops cocktail_quiet_ops = {
+	.set = cocktail_quiet_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(quiet_pct, &cocktail_quiet_ops, &cocktail_quiet_pct, 0644);
+MODULE_PARM_DESC(quiet_pct, "restart=measure sends its flight, until its first ACK, at this percentage of its rate when the connection's last check passed with its lowest RTT within queue_pct % of the minimum, no failed one is remembered and no queue stood before the idle period (100..200, default 100)");
+
 module_param_cb(wnd_cap, &cocktail_bool_ops, &cocktail_wnd_cap, 0644);
 MODULE_PARM_DESC(wnd_cap, "1: restart=measure paces a connection whose data the peer's window held back since its last restart at most at that window per minimum RTT; 0: at the path's rate (default 1)");
 
@@ -1145,6 +1181,7 @@ static u32 cocktail_ensemble_place(struct sock *sk, u32 span_us)
 #define COCKTAIL_PARAM_shared_burst	cocktail_shared_burst
 #define COCKTAIL_PARAM_shared_rtt	cocktail_shared_rtt
 #define COCKTAIL_PARAM_pace_floor	cocktail_pace_floor
+#define COCKTAIL_PARAM_quiet_pct	cocktail_quiet_pct
 #define COCKTAIL_PARAM_ensemble		cocktail_ensemble
 
 /*

@@ -97,8 +97,10 @@ DEMO_CWV0 = [Policy("cocktail-%s-cwv0" % r, "cocktail", 1,
 # rate times srtt instead of the minimum RTT's BDP halved;
 # cocktail-shared-rtt-burst: both; and cocktail-noensemble: ensemble=0,
 # every restart at its own rate, also the k-th of a quick run toward one
-# destination; and cocktail-floor: pace_floor=1, until its first ACK the
-# flight leaves no slower than the restart window per minimum RTT)
+# destination; cocktail-floor: pace_floor=1, until its first ACK the
+# flight leaves no slower than the restart window per minimum RTT; and
+# cocktail-quiet: quiet_pct=125, until its first ACK the flight leaves at
+# 1.25 times its rate once a check found the path quiet)
 MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
                   {"restart": "measure", "cwv": 1}),
            Policy("cocktail-measure-cubic", "cocktail", 1,
@@ -131,7 +133,8 @@ MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
                ("shared-rtt", {"shared_rtt": 1}),
                ("shared-rtt-burst", {"shared_rtt": 1, "shared_burst": 1}),
                ("noensemble", {"ensemble": 0}),
-               ("floor", {"pace_floor": 1}))]
+               ("floor", {"pace_floor": 1}),
+               ("quiet", {"quiet_pct": 125}))]
 # growth=cubic (CUBIC, RFC 9438, with HyStart++) beside growth=reno, each
 # with the default restart: run when asked for with --only
 # policy=cocktail-cubic (bench/scenarios/growth.py runs both). A policy
@@ -352,14 +355,16 @@ def profile_text(policy, extra_params=None):
 STATE = REPO / "build" / "bench" / "tune"
 # parameters only some policies name (growth, Chan's iw=2, ssthresh_est,
 # pace_burst, check_rate_pct, check_rate_miss, probe_pct, wnd_cap,
-# queue_room, shared_burst, shared_rtt, ensemble, queue_pct): a policy that
+# queue_room, shared_burst, shared_rtt, pace_floor, quiet_pct, ensemble,
+# queue_pct): a policy that
 # does not name one runs with it reset, so a
 # setting does not carry over from the policy before; growth to reno (every
 # restart policy is
 # compared under NewReno growth), the others to their defaults
 CARRIED = ("growth", "iw", "ssthresh_est", "pace_burst", "check_rate_pct",
            "check_rate_miss", "probe_pct", "wnd_cap", "queue_room",
-           "shared_burst", "shared_rtt", "ensemble", "queue_pct")
+           "shared_burst", "shared_rtt", "pace_floor", "quiet_pct", "ensemble",
+           "queue_pct")
 
 
 def carried():

@@ -741,6 +741,31 @@ static void test_measure(void)
 	/* the largest window and MSS over 1 us: no overflow */
 	CHECK_EQ(cp_floor_rate(0, 64, 65535, 1, CP_U64_MAX),
 		 64ULL * 65535 * 1000000);
+	/*
+	 * quiet_pct: after a quiet check, misses 0, the rate times pct; a
+	 * faster choice of the other rules kept; not quiet, a miss or 100 %:
+	 * what the other rules chose; at most the cap, which a rate at or
+	 * above it is not raised past
+	 */
+	CHECK_EQ(cp_quiet_rate(2500000, 2500000, true, 0, 125, CP_U64_MAX),
+		 3125000);
+	CHECK_EQ(cp_quiet_rate(724000, 170000, true, 0, 125, CP_U64_MAX),
+		 724000);
+	CHECK_EQ(cp_quiet_rate(4000000, 2500000, true, 0, 125, CP_U64_MAX),
+		 4000000);
+	CHECK_EQ(cp_quiet_rate(2500000, 2500000, false, 0, 125, CP_U64_MAX),
+		 2500000);
+	CHECK_EQ(cp_quiet_rate(2500000, 2500000, true, 1, 125, CP_U64_MAX),
+		 2500000);
+	CHECK_EQ(cp_quiet_rate(2500000, 2500000, true, 0, 100, CP_U64_MAX),
+		 2500000);
+	CHECK_EQ(cp_quiet_rate(2500000, 2500000, true, 0, 200, 3000000),
+		 3000000);
+	CHECK_EQ(cp_quiet_rate(3000000, 3000000, true, 0, 200, 3000000),
+		 3000000);
+	/* a rate near the top of 64 bits saturates at the cap */
+	CHECK_EQ(cp_quiet_rate(0, CP_U64_MAX / 2, true, 0, 200,
+			       CP_U64_MAX - 1), CP_U64_MAX - 1);
 	/* shared_rtt: behind a queue others kept, the BDP over srtt */
 	CHECK_EQ(cp_flight_rtt(50000, 105000, true, true), 105000);
 	CHECK_EQ(cp_flight_rtt(50000, 105000, true, false), 50000);

@@ -109,10 +109,10 @@ def topo(cocktail):
 def params(**kw):
     """Set the build's parameters and check they read back; a test that
     does not name growth, nvp_s, pace_burst, queue_pct, check_rate_miss,
-    probe_pct, wnd_cap or pace_floor runs with growth=reno, nvp_s=300,
-    pace_burst=0 (flights paced from their first segment), queue_pct=120,
-    check_rate_miss=0, probe_pct=100, wnd_cap=1 and pace_floor=0,
-    whatever the test before set."""
+    probe_pct, wnd_cap, pace_floor or quiet_pct runs with growth=reno,
+    nvp_s=300, pace_burst=0 (flights paced from their first segment),
+    queue_pct=120, check_rate_miss=0, probe_pct=100, wnd_cap=1,
+    pace_floor=0 and quiet_pct=100, whatever the test before set."""
     kw.setdefault("growth", "reno")
     kw.setdefault("queue_pct", 120)
     kw.setdefault("nvp_s", 300)
@@ -121,6 +121,7 @@ def params(**kw):
     kw.setdefault("probe_pct", 100)
     kw.setdefault("wnd_cap", 1)
     kw.setdefault("pace_floor", 0)
+    kw.setdefault("quiet_pct", 100)
     B.params(**kw)
 
 
@@ -1364,6 +1365,77 @@ def test_measure_probe(cocktail):
     assert 1.3 * b1 <= b2 <= 1.7 * b1, info
     s1, s2 = (mean_spacing(f) for f in runs["probe_150"]["flights"])
     assert s2 <= 0.85 * s1, info
+
+
+@pytest.mark.core_on_module
+@pytest.mark.parametrize("pct", [100, 150])
+def test_measure_quiet_gain(cocktail, pct):
+    """A flight a little above its rate once a check found the path quiet.
+    A 100 ms, 10 Mbit/s path (queue 200 packets, nothing else on it): warm
+    up (300 segments), idle 1.5 s, restart (100 segments), idle 1.5 s,
+    restart (100 segments), with quiet_pct=PCT. The premise: the first
+    restart's check passes with its lowest RTT within 1.2 times the
+    minimum (queue_pct), and a first flight that reached the bottleneck
+    paced (an attempt where either does not hold runs again). The first
+    restart is the connection's first measured one: its segments before
+    the first ACK for them leave at no more than 1.15 times the rate its
+    restart event reports (the capture is before the bottleneck; the
+    guest's late pacing timers only slow them). With 150 the second
+    restart's leave at least 1.2 times its own event's rate (1.5 times
+    asked), counted in measure_quiet, and its check still passes: the
+    ACKs are judged against the rate, which the link delivers. With 100
+    the second flight is paced as the first and nothing is counted. No
+    retransmission and no drop at the bottleneck. pace_rate=delivery
+    and check_rate_pct=1 as in test_measure_probe: a window rate of an
+    overshooting slow start, or ACKs the guest held, break the premise,
+    not what is tested."""
+    params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="delivery",
+           ssthresh_est=1, check_rtt_pct=125, check_rate_pct=1,
+           quiet_pct=pct)
+    first = {}
+
+    def run():
+        with Topo(rtt=100, rate="10mbit", limit=200) as t:
+            def restart_then_idle(srv, cli, mss):
+                first["wall"] = idle_then_send(srv, cli, mss, 100)
+            r = burst_after_idle(t, "measure_quiet_gain_%d" % pct, 300, 1.5,
+                                 100, between=restart_then_idle)
+            r["flights"] = [flight_after(r["pkts"], t.server_addr, w,
+                                         dport=r["port"])
+                            for w in (first["wall"], r["wall"])]
+        mss = r["before"]["snd_mss"]
+        # each flight's payload rate on the wire over the rate its
+        # restart event reports (the check's rate)
+        r["ratios"] = [mss / mean_spacing(f) / int(e["pacing_rate"])
+                       if len(f) > 1 and int(e["pacing_rate"]) else 0.0
+                       for f, (_, e) in zip(r["flights"], r["restart"])]
+        return r
+
+    def premises(r):
+        chk = [e for _, e in r["check"]]
+        return len(r["restart"]) == 2 and len(chk) == 2 and \
+            chk[0]["verdict"] == "full" and \
+            int(chk[0]["rtt_us"]) * 100 <= int(chk[0]["min_rtt_us"]) * 120 \
+            and r["ratios"][0] <= 1.15
+
+    r, tries = until_premise(run, premises)
+    info = "flights %s segments, wire rate / event rate %s, per attempt " \
+        "%s; %s" % (
+            [len(f) for f in r["flights"]],
+            ["%.2f" % x for x in r["ratios"]],
+            [(["%.2f" % x for x in a["ratios"]],
+              [(e["verdict"], e["rtt_us"], e["min_rtt_us"])
+               for _, e in a["check"]]) for a in tries],
+            measure_info(r))
+    assert premises(r), info
+    assert [e["policy"] for _, e in r["restart"]] == ["measure"] * 2, info
+    assert r["retrans"] == 0 and r["drops"] == 0, info
+    assert r["counters"]["measure_quiet"] == (1 if pct > 100 else 0), info
+    assert [e["verdict"] for _, e in r["check"]] == ["full"] * 2, info
+    if pct > 100:
+        assert r["ratios"][1] >= 1.2, info
+    else:
+        assert r["ratios"][1] <= 1.15, info
 
 
 # The receiver's window in test_measure_window_cap: 22 segments of 1448
