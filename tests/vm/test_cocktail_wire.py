@@ -2086,7 +2086,12 @@ def test_measure_queue_room(cocktail, room):
     builds) or a loss. It may leave on the ACKs' rate, which it compares
     with the rate estimate, not the faster sending: in the TCG guest that
     estimate has come out at 1.24 times the link's (bunched ACKs),
-    whatever the room."""
+    whatever the room. An attempt whose burst was retransmitted while the
+    bottleneck dropped nothing runs again: seen once on the BPF build (a
+    loss verdict 5 ms into the check, 2 segments retransmitted, no drop),
+    a segment lost or held outside the bottleneck in the guest, not the
+    buffer this test is about; a build whose flight the buffer does not
+    hold drops at the bottleneck and fails."""
     params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
            ssthresh_est=0, check_rtt_pct=125, check_rate_pct=75,
            queue_pct=120, queue_room=room)
@@ -2102,14 +2107,16 @@ def test_measure_queue_room(cocktail, room):
     def holds(r):
         return queue_stood(r) and len(r["restart"]) == 1 and \
             r["restart"][-1][1]["policy"] == "measure" and \
-            int(r["restart"][-1][1]["pacing_rate"]) > 0 and own_queue(r)
+            int(r["restart"][-1][1]["pacing_rate"]) > 0 and own_queue(r) \
+            and not (r["retrans"] and not r["drops"])
 
     r, tries = until_premise(run, holds)
     info = "%s; (cwnd before, srtt, min_rtt) per attempt %s" % (
         measure_info(r), [(a["before"]["snd_cwnd"], a["before"]["rtt"],
                            a["before"]["min_rtt"]) for a in tries])
     assert holds(r), "premise: a queue of the connection's own before " \
-        "the idle period, one measured restart; " + info
+        "the idle period, one measured restart, no retransmission " \
+        "without a drop at the bottleneck; " + info
     fl = r["flight"]
     ref = r["before"]["snd_mss"] / int(r["restart"][-1][1]["pacing_rate"])
     assert len(fl) >= 30, info
