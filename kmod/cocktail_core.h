@@ -279,7 +279,7 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 	u32 flight_bdp = cp_bdp_segs(ca->pace_rate, path_rtt, tp->mss_cache);
 	u64 rate;
 	u32 cwnd = shell_cwnd(tp), rtt, room, grown;
-	bool fill = false;
+	bool fill = false, stood;
 	bool remember = cp_check_remembered(verdict,
 					    shell_param(check_rate_miss));
 
@@ -326,12 +326,13 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 	ca->cwv_stamp = shell_jiffies();
 	if (remember)
 		ca->misses = cp_measure_misses(ca->misses, verdict);
-	/* a queue under a passed check: the next restart may probe */
-	ca->passed = verdict == CP_CHECK_FULL &&
-		     cp_queue_stood(check_rtt, path_rtt, shell_param(queue_pct));
-	/* none under it: the next flight may leave a little faster */
-	ca->quiet = verdict == CP_CHECK_FULL && check_rtt &&
-		    !cp_queue_stood(check_rtt, path_rtt, shell_param(queue_pct));
+	/*
+	 * A queue under a passed check: the next restart may probe; none
+	 * under it: the next flight may leave a little faster.
+	 */
+	stood = cp_queue_stood(check_rtt, path_rtt, shell_param(queue_pct));
+	ca->passed = verdict == CP_CHECK_FULL && stood;
+	ca->quiet = verdict == CP_CHECK_FULL && check_rtt && !stood;
 	shell_count(cocktail_check_counter(verdict));
 	shell_emit_check(sk, verdict, segs, send_us, check_rtt, ack_rate,
 			 path_rtt);
