@@ -1320,8 +1320,7 @@ def test_measure_probe(cocktail):
                 if len(f) < 0.85 * min(int(e["cwnd_after"]), 100) and \
                         not cut_by_ack(f, r):
                     return False
-            seen = int(chk[0]["rtt_us"]) * 100 > \
-                int(chk[0]["min_rtt_us"]) * 120
+            seen = check_saw_queue(chk[0])
             return r["counters"]["measure_queued"] == \
                 {"queue": 2, "drained": 1}.get(case, 0) \
                 and seen == queue
@@ -1414,8 +1413,7 @@ def test_measure_quiet_gain(cocktail, pct):
     def premises(r):
         chk = [e for _, e in r["check"]]
         return len(r["restart"]) == 2 and len(chk) == 2 and \
-            chk[0]["verdict"] == "full" and \
-            int(chk[0]["rtt_us"]) * 100 <= int(chk[0]["min_rtt_us"]) * 120 \
+            chk[0]["verdict"] == "full" and not check_saw_queue(chk[0]) \
             and r["ratios"][0] <= 1.15
 
     r, tries = until_premise(run, premises)
@@ -1883,6 +1881,13 @@ def queue_stood(r):
     From tcp_info before the pause."""
     b = r["before"]
     return b["rtt"] * 100 > b["min_rtt"] * 120
+
+
+def check_saw_queue(chk):
+    """Did the check event CHK's lowest RTT stand above 120 % of its
+    minimum (cp_queue_stood() at queue_pct=120, as the module judges a
+    passed check for probe_pct and quiet_pct)?"""
+    return int(chk["rtt_us"]) * 100 > int(chk["min_rtt_us"]) * 120
 
 
 def own_queue(r):
