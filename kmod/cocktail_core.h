@@ -35,6 +35,11 @@
  *                              ACK lowers the pacing rate to the flight's
  *   shell_pace_stop(sk, c, r)  end it; counter c, enum cocktail_pace_end r
  *   shell_app_limited_decay_ok(sk)  CA_Open and not send-buffer limited
+ *   shell_ensemble(sk, span_us, window_us, &others)
+ *                              this restart's place in the ensemble toward
+ *                              its destination, joining it (1: ensemble=0);
+ *                              others: another restart toward it within
+ *                              window_us before (cp_ensemble_recent())
  *   shell_stamp(sk)            snd_cwnd_stamp = now (keeps the kernel's
  *                              own RFC 2861 decay out, where it can)
  *   shell_clear_used(sk)       snd_cwnd_used = 0, where it can
@@ -486,14 +491,15 @@ next:
  * rate at all, or no pacing: ssr.  Returns the rate the flight is sized
  * and checked at (0: fell back to ssr); sets *cwnd.
  */
-CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
+CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 idle,
+			     u32 *cwnd)
 {
 	struct cocktail *ca = shell_ca(sk);
 	const struct tcp_sock *tp = shell_tp(sk);
 	u32 floor = cp_restart_ssr(before, shell_iw_now(sk));
 	u32 path_rtt = ck_path_rtt_us(tp);
 	u32 halvings, rtt, room, frtt, place;
-	bool queued, shared, burst, over_srtt;
+	bool queued, shared, burst, over_srtt, others = false;
 	u64 rate, probed, sent, floored, quick;
 	u32 bdp;
 
@@ -515,8 +521,14 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 			   tp->snd_wnd, path_rtt);
 	if (rate < probed)
 		shell_count(CC_MEASURE_WND);
-	/* the k-th restart toward this destination in a quick run: 1/k */
-	place = rate && path_rtt ? shell_ensemble(sk, path_rtt) : 1;
+	/*
+	 * the k-th restart toward this destination in a quick run: 1/k;
+	 * and whether another restarted toward it during this idle period
+	 */
+	place = rate && path_rtt ?
+		shell_ensemble(sk, path_rtt,
+			       (u64)shell_jiffies_to_ms(idle) * 1000, &others) :
+		1;
 	ca->divided = place > 1;
 	if (place > 1) {
 		rate = cp_ensemble_rate(rate, place);
@@ -551,12 +563,20 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 *cwnd)
 	if (shell_param(pace_floor) && !ca->divided)
 		floored = cp_floor_rate(sent, floor, tp->mss_cache, path_rtt,
 					shell_max_pacing_rate(sk));
-	/* a little above the rate on a path the last check found quiet */
+	/*
+	 * a little above the rate on a path the last check found quiet,
+	 * unless another connection's flight toward the destination went
+	 * out since: the path that check saw is not the one this flight meets
+	 */
 	quick = floored;
 	if (!queued && !ca->divided)
 		quick = cp_quiet_rate(floored, rate, ca->quiet, ca->misses,
 				      shell_param(quiet_pct),
 				      shell_max_pacing_rate(sk));
+	if (quick > floored && others) {
+		shell_count(CC_MEASURE_QUIET_OTHERS);
+		quick = floored;
+	}
 	if (bdp)
 		shell_pace_start(sk, rate);
 	if (!bdp || !ca->pacing) {
@@ -646,7 +666,7 @@ CK_FN void ck_restart_apply(struct sock *sk, u32 idle)
 
 	after = cp_restart_cwnd(pol, before, shell_iw_now(sk), idle, rto);
 	if (pol == CP_MEASURE)
-		rate = ck_measure_restart(sk, before, &after);
+		rate = ck_measure_restart(sk, before, idle, &after);
 	/* the next restart's window cap is for what this one's held back */
 	ca->rwnd = 0;
 	ssthresh = ck_restart_ssthresh(sk, pol, ssthresh, before);

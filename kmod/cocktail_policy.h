@@ -1769,6 +1769,27 @@ static inline u32 cp_ensemble_join(struct cp_ensemble *e, u32 key,
 	return e->n;
 }
 
+/*
+ * Whether slot @e holds a restart toward @key less than @window_us before
+ * @now_us (us): asked before this restart joins, with the connection's
+ * idle period as the window, it says whether another connection
+ * restarted toward the destination while this one was idle.  The
+ * connection's own last restart joined as its flight began, before the
+ * last segment that started the idle period, so it never counts.  The
+ * table only forgets (a slot another destination took over, ensemble=0):
+ * it answers "none" then, never "some" for a restart that was not.
+ */
+static inline bool cp_ensemble_recent(const struct cp_ensemble *e, u32 key,
+				      u64 now_us, u64 window_us)
+{
+	u64 last;
+
+	if (!e->n || e->key != key)
+		return false;
+	last = e->start_us + e->last_us;
+	return now_us >= last && now_us - last < window_us;
+}
+
 /* The k-th restart's (@place) share of its @rate, B/s. */
 static inline u64 cp_ensemble_rate(u64 rate, u32 place)
 {

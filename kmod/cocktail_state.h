@@ -187,6 +187,7 @@ enum cocktail_counter {
 	CC_MEASURE_SRTT,	/* measure: flight sized over srtt, others' queue */
 	CC_MEASURE_FLOOR,	/* measure: restart window within one min RTT */
 	CC_MEASURE_QUIET,	/* measure: flight above its rate, quiet path */
+	CC_MEASURE_QUIET_OTHERS, /* ... not: others restarted toward its peer */
 	CC_MEASURE_ENSEMBLE,	/* measure: flight at 1/k, k-th toward its peer */
 	CC_ENSEMBLE_EVICT,	/* ensemble table: a live slot taken over */
 	CC_CHECK_FULL,		/* measure: path unchanged, flight as sized */
@@ -273,6 +274,7 @@ static const char * const cocktail_counter_names[CC_NR] = {
 	[CC_MEASURE_SRTT] = "measure_srtt",
 	[CC_MEASURE_FLOOR] = "measure_floor",
 	[CC_MEASURE_QUIET] = "measure_quiet",
+	[CC_MEASURE_QUIET_OTHERS] = "measure_quiet_others",
 	[CC_MEASURE_ENSEMBLE] = "measure_ensemble",
 	[CC_ENSEMBLE_EVICT] = "ensemble_evict",
 	[CC_CHECK_FULL] = "check_full",

@@ -153,7 +153,8 @@
  *         |  (cwnd - room) (room >= cwnd: unpaced), with pace_floor
  *         |  at least min(IW, cwnd) * mss / min RTT, after a check
  *         |  whose lowest RTT <= queue_pct % min RTT, misses 0, not
- *         |  queued, at least rate * quiet_pct / 100 (neither when
+ *         |  queued, no other restart toward the peer while idle,
+ *         |  at least rate * quiet_pct / 100 (neither when
  *         |  divided by the ensemble); cwnd frozen
  *         |  (.cong_avoid does nothing)
  *         |  first ACK of the flight: the train starts (time, delivered),
@@ -264,7 +265,12 @@
  * failed check is remembered and no queue stood before the idle period:
  * the bottleneck's queue takes up the lateness, as it takes a burst, and
  * holds at most 1 - 100 / quiet_pct of what leaves before the first ACK.
- * The check still judges the ACKs against the rate.
+ * The check still judges the ACKs against the rate.  A check speaks for
+ * the path as this connection left it: when another connection of the
+ * host restarted toward the same destination during this one's idle
+ * period (the ensemble table's last restart for it, cp_ensemble_recent()),
+ * its flight may still be on the path, and the gain is withheld (counted
+ * in measure_quiet_others).
  * Connections of one host to one destination that restart together (a
  * browser's parallel connections, responses pushed to every connection
  * of a client at once) each size their flight from a rate they measured
@@ -615,7 +621,9 @@ static unsigned int cocktail_probe_pct __read_mostly = 100;
 /*
  * restart=measure: above 100, a flight leaves, until its first ACK, at
  * this percentage of its rate once the connection's last check found the
- * path quiet and no failed one is remembered (cp_quiet_rate()).  100 by
+ * path quiet and no failed one is remembered (cp_quiet_rate()), unless
+ * another connection restarted toward the destination during this one's
+ * idle period (cp_ensemble_recent()).  100 by
  * default until the bench's grids say what it costs.
  */
 static unsigned int cocktail_quiet_pct __read_mostly = 100;
@@ -916,7 +924,7 @@ static const struct kernel_param_ops cocktail_quiet_ops = {
 };
 
 module_param_cb(quiet_pct, &cocktail_quiet_ops, &cocktail_quiet_pct, 0644);
-MODULE_PARM_DESC(quiet_pct, "restart=measure sends its flight, until its first ACK, at this percentage of its rate when the connection's last check passed with its lowest RTT within queue_pct % of the minimum, no failed one is remembered and no queue stood before the idle period (100..200, default 100)");
+MODULE_PARM_DESC(quiet_pct, "restart=measure sends its flight, until its first ACK, at this percentage of its rate when the connection's last check passed with its lowest RTT within queue_pct % of the minimum, no failed one is remembered, no queue stood before the idle period and no other connection restarted toward the destination during it (100..200, default 100)");
 
 module_param_cb(wnd_cap, &cocktail_bool_ops, &cocktail_wnd_cap, 0644);
 MODULE_PARM_DESC(wnd_cap, "1: restart=measure paces a connection whose data the peer's window held back since its last restart at most at that window per minimum RTT; 0: at the path's rate (default 1)");
@@ -1128,13 +1136,18 @@ static DEFINE_SPINLOCK(cocktail_ens_lock);
 /*
  * The place of this restart in the ensemble toward its destination (1:
  * the first, or ensemble=0), joining it; @span_us is the path's RTT.
+ * *@others says whether the table held another restart toward the
+ * destination within @window_us before this one (false with ensemble=0).
  * The key mixes in the network namespace's random hash_mix: namespaces
  * (the bench's hosts, containers) do not share ensembles, and a peer
  * cannot aim its addresses at one slot without knowing that salt.
  */
-static u32 cocktail_ensemble_place(struct sock *sk, u32 span_us)
+static u32 cocktail_ensemble_place(struct sock *sk, u32 span_us,
+				   u64 window_us, bool *others)
 {
 	u32 salt = net_hash_mix(sock_net(sk)), key, place;
+	struct cp_ensemble *e;
+	u64 now_us;
 	bool evicted;
 
 	if (!READ_ONCE(cocktail_ensemble))
@@ -1147,9 +1160,11 @@ static u32 cocktail_ensemble_place(struct sock *sk, u32 span_us)
 	else
 #endif
 		key = cp_ensemble_key((const u32 *)&sk->sk_daddr, 1, salt);
+	e = &cocktail_ens[cp_ensemble_slot(key)];
+	now_us = tcp_clock_us();
 	spin_lock_bh(&cocktail_ens_lock);
-	place = cp_ensemble_join(&cocktail_ens[cp_ensemble_slot(key)], key,
-				 tcp_clock_us(), span_us, &evicted);
+	*others = cp_ensemble_recent(e, key, now_us, window_us);
+	place = cp_ensemble_join(e, key, now_us, span_us, &evicted);
 	spin_unlock_bh(&cocktail_ens_lock);
 	if (evicted)
 		cocktail_count(CC_ENSEMBLE_EVICT);
@@ -1215,7 +1230,8 @@ static u32 cocktail_ensemble_place(struct sock *sk, u32 span_us)
 #define shell_pace_boost(sk, rate)	cocktail_pace_boost(sk, rate)
 #define shell_pace_stop(sk, why, r)	cocktail_pace_stop(sk, why, r)
 #define shell_app_limited_decay_ok(sk)	cocktail_app_limited_decay_ok(sk)
-#define shell_ensemble(sk, span_us)	cocktail_ensemble_place(sk, span_us)
+#define shell_ensemble(sk, span_us, window_us, others)	\
+	cocktail_ensemble_place(sk, span_us, window_us, others)
 
 /*
  * snd_cwnd_stamp = now on every ACK and transmit start keeps the

@@ -611,7 +611,7 @@ DECISIONS = ("ssr", "decay", "keep", "pace", "measure", "auto_ssr",
              "auto_pace", "measure_no_rate", "measure_queued",
              "measure_probed", "measure_wnd", "measure_room",
              "measure_burst", "measure_srtt", "measure_floor",
-             "measure_quiet",
+             "measure_quiet", "measure_quiet_others",
              "measure_ensemble",
              "check_full", "check_rtt",
              "check_rate", "check_loss", "check_held", "pace_no_rate")

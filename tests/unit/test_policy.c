@@ -1076,6 +1076,39 @@ static void test_ensemble(void)
 		k = cp_ensemble_join(&e, ka, 10, 20000, &ev);
 	CHECK_EQ(k, CP_ENSEMBLE_MAX);
 
+	/*
+	 * Another restart toward the destination within the idle period:
+	 * asked before joining, with the idle period (1.5 s) as the window.
+	 */
+	e.n = 0;
+	CHECK(!cp_ensemble_recent(&e, ka, 3000000, 1500000));	/* empty */
+	cp_ensemble_join(&e, ka, 1000000, 100000, &ev);
+	/* its own restart 2 s ago, before its 1.5 s idle period: none */
+	CHECK(!cp_ensemble_recent(&e, ka, 3000000, 1500000));
+	/* another's restart 1 s ago: some */
+	cp_ensemble_join(&e, ka, 2000000, 100000, &ev);
+	CHECK(cp_ensemble_recent(&e, ka, 3000000, 1500000));
+	/*
+	 * the last of a quick run counts, not its first (at 1.04 s); the
+	 * window's edge is not within it
+	 */
+	e.n = 0;
+	for (i = 0; i < 3; i++)
+		cp_ensemble_join(&e, ka, 1000000 + 20000 * i, 100000, &ev);
+	CHECK(cp_ensemble_recent(&e, ka, 2530000, 1500000));
+	CHECK(cp_ensemble_recent(&e, ka, 2539999, 1500000));
+	CHECK(!cp_ensemble_recent(&e, ka, 2540000, 1500000));
+	/* another destination's, or a slot it took over: none */
+	CHECK(!cp_ensemble_recent(&e, kb, 2100000, 1500000));
+	cp_ensemble_join(&e, kb, 2100000, 100000, &ev);
+	CHECK(!cp_ensemble_recent(&e, ka, 2200000, 1500000));
+	CHECK(cp_ensemble_recent(&e, kb, 2200000, 1500000));
+	/* a restart at the same microsecond: some; a clock behind: none */
+	CHECK(cp_ensemble_recent(&e, kb, 2100000, 1500000));
+	CHECK(!cp_ensemble_recent(&e, kb, 2099999, 1500000));
+	/* a window of 0 holds nothing */
+	CHECK(!cp_ensemble_recent(&e, kb, 2100000, 0));
+
 	CHECK_EQ(cp_ensemble_rate(1250000, 0), 1250000);
 	CHECK_EQ(cp_ensemble_rate(1250000, 1), 1250000);
 	CHECK_EQ(cp_ensemble_rate(1250000, 2), 625000);

@@ -1371,12 +1371,14 @@ def test_measure_probe(cocktail):
 
 
 @pytest.mark.core_on_module
-@pytest.mark.parametrize("pct", [100, 150])
-def test_measure_quiet_gain(cocktail, pct):
+@pytest.mark.parametrize("pct,others", [(100, False), (150, False),
+                                        (150, True)],
+                         ids=["100", "150", "150-others"])
+def test_measure_quiet_gain(cocktail, pct, others):
     """A flight a little above its rate once a check found the path quiet.
     A 100 ms, 10 Mbit/s path (queue 200 packets, nothing else on it): warm
-    up (300 segments), idle 1.5 s, restart (100 segments), idle 1.5 s,
-    restart (100 segments), with quiet_pct=PCT. The premise: the first
+    up (300 segments), idle 1.5 s, restart (100 segments), idle, restart
+    (100 segments), with quiet_pct=PCT. The premise: the first
     restart's check passes with its lowest RTT within 1.2 times the
     minimum (queue_pct), and a first flight that reached the bottleneck
     paced (an attempt where either does not hold runs again). The first
@@ -1387,8 +1389,17 @@ def test_measure_quiet_gain(cocktail, pct):
     restart's leave at least 1.2 times its own event's rate (1.5 times
     asked), counted in measure_quiet, and its check still passes: the
     ACKs are judged against the rate, which the link delivers. With 100
-    the second flight is paced as the first and nothing is counted. No
-    retransmission and no drop at the bottleneck. pace_rate=delivery
+    the second flight is paced as the first and nothing is counted.
+
+    With OTHERS, during the second idle period (2.5 s) another connection
+    from the same server toward the same client warms up (30 segments),
+    stays idle past its RTO and restarts (10 segments), more than an RTT
+    before the second restart, so no ensemble divides either: the second
+    restart then finds another's restart toward its destination within
+    its idle period, keeps its flight at the rate (as with 100) and
+    counts measure_quiet_others instead of measure_quiet.
+
+    No retransmission and no drop at the bottleneck. pace_rate=delivery
     and check_rate_pct=1 as in test_measure_probe: a window rate of an
     overshooting slow start, or ACKs the guest held, break the premise,
     not what is tested."""
@@ -1396,16 +1407,42 @@ def test_measure_quiet_gain(cocktail, pct):
            ssthresh_est=1, check_rtt_pct=125, check_rate_pct=1,
            quiet_pct=pct)
     first = {}
+    name = "measure_quiet_gain_%d%s" % (pct, "_others" if others else "")
 
     def run():
         with Topo(rtt=100, rate="10mbit", limit=200) as t:
+            lst = traffic.Listener(t.server, t.server_addr, MEASURE_PORT + 1)
+            other = {}
+
             def restart_then_idle(srv, cli, mss):
                 first["wall"] = idle_then_send(srv, cli, mss, 100)
-            r = burst_after_idle(t, "measure_quiet_gain_%d" % pct, 300, 1.5,
-                                 100, between=restart_then_idle)
+
+            def other_restarts():
+                # the other connection's restart, in this idle period
+                srv, cli = traffic.tcp_pair(lst, t.client, B.ca,
+                                            timeout=300)
+                other["socks"] = (srv, cli)
+                mss = tcpinfo.info(srv)["snd_mss"]
+                traffic.send_and_time(srv, cli, 30 * mss, 300)
+                rto = traffic.wait_acked(srv, 60)["rto"] / 1e6
+                time.sleep(rto + 0.1)
+                other["wall"] = time.time()
+                traffic.send_and_time(srv, cli, 10 * mss, 300)
+                traffic.wait_acked(srv, 60)
+            try:
+                r = burst_after_idle(
+                    t, name, 300, 2.5 if others else 1.5, 100,
+                    between=restart_then_idle,
+                    competitor=other_restarts if others else None)
+            finally:
+                for sk in other.get("socks", ()):
+                    sk.close()
+                lst.close()
             r["flights"] = [flight_after(r["pkts"], t.server_addr, w,
                                          dport=r["port"])
                             for w in (first["wall"], r["wall"])]
+            # seconds between the other's restart and this one's
+            r["apart"] = r["wall"] - other["wall"] if others else None
         mss = r["before"]["snd_mss"]
         # each flight's payload rate on the wire over the rate its
         # restart event reports (the check's rate)
@@ -1418,23 +1455,28 @@ def test_measure_quiet_gain(cocktail, pct):
         chk = [e for _, e in r["check"]]
         return len(r["restart"]) == 2 and len(chk) == 2 and \
             chk[0]["verdict"] == "full" and not check_saw_queue(chk[0]) \
-            and r["ratios"][0] <= 1.15
+            and r["ratios"][0] <= 1.15 and \
+            (not others or r["apart"] > 0.2)
 
     r, tries = until_premise(run, premises)
-    info = "flights %s segments, wire rate / event rate %s, per attempt " \
-        "%s; %s" % (
+    info = "flights %s segments, wire rate / event rate %s, the other's " \
+        "restart %s s before, per attempt %s; %s" % (
             [len(f) for f in r["flights"]],
-            ["%.2f" % x for x in r["ratios"]],
+            ["%.2f" % x for x in r["ratios"]], r["apart"],
             [(["%.2f" % x for x in a["ratios"]],
               [(e["verdict"], e["rtt_us"], e["min_rtt_us"])
-               for _, e in a["check"]]) for a in tries],
+               for _, e in a["check"]], a["apart"]) for a in tries],
             measure_info(r))
     assert premises(r), info
     assert [e["policy"] for _, e in r["restart"]] == ["measure"] * 2, info
     assert r["retrans"] == 0 and r["drops"] == 0, info
-    assert r["counters"]["measure_quiet"] == (1 if pct > 100 else 0), info
+    gained = pct > 100 and not others
+    assert r["counters"]["measure_quiet"] == (1 if gained else 0), info
+    assert r["counters"]["measure_quiet_others"] == (1 if others else 0), \
+        info
+    assert r["counters"]["measure_ensemble"] == 0, info
     assert [e["verdict"] for _, e in r["check"]] == ["full"] * 2, info
-    if pct > 100:
+    if gained:
         assert r["ratios"][1] >= 1.2, info
     else:
         assert r["ratios"][1] <= 1.15, info
