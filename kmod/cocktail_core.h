@@ -482,8 +482,10 @@ next:
  * cp_flight_room()), and until its first ACK no slower than the restart
  * window per minimum RTT (pace_floor, cp_floor_rate()) and, after a
  * check that found the path quiet and with no queue before this idle
- * period, at quiet_pct % of the rate (cp_quiet_rate()), neither when the
- * ensemble divided it, and checked on its ACKs against that rate.  Behind
+ * period, at quiet_pct % of the rate (cp_quiet_rate()) unless another
+ * connection restarted toward the destination during that period
+ * (cp_ensemble_recent()), neither when the ensemble divided it, and
+ * checked on its ACKs against that rate.  Behind
  * such a queue, with shared_rtt, the BDP is over srtt instead of the
  * minimum RTT, not halved (cp_flight_rtt()).  The k-th of restarts toward
  * one destination in a quick run (ensemble, cp_ensemble_join()) sizes
