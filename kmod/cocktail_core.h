@@ -529,7 +529,7 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 idle,
 	 */
 	place = rate && path_rtt ?
 		shell_ensemble(sk, path_rtt,
-			       (u64)shell_jiffies_to_ms(idle) * 1000, &others) :
+			       cp_recent_window_us(idle, shell_hz()), &others) :
 		1;
 	ca->divided = place > 1;
 	if (place > 1) {

@@ -1790,6 +1790,23 @@ static inline bool cp_ensemble_recent(const struct cp_ensemble *e, u32 key,
 	return now_us >= last && now_us - last < window_us;
 }
 
+/*
+ * The window, in us, that cp_ensemble_recent() looks back over for an
+ * idle period of @idle jiffies at @hz: one jiffy less.  The idle period
+ * counts whole jiffies, so it may read up to a jiffy longer than it was,
+ * and the connection's own last restart, which joined as its flight
+ * began, falls within a jiffy of the period's start when that flight
+ * left at once (a response of a few segments).
+ */
+static inline u64 cp_recent_window_us(u32 idle, u32 hz)
+{
+	u32 r;
+
+	if (idle <= 1 || !hz)
+		return 0;
+	return cp_div_u64_rem((u64)(idle - 1) * CP_USEC_PER_SEC, hz, &r);
+}
+
 /* The k-th restart's (@place) share of its @rate, B/s. */
 static inline u64 cp_ensemble_rate(u64 rate, u32 place)
 {

@@ -1109,6 +1109,27 @@ static void test_ensemble(void)
 	/* a window of 0 holds nothing */
 	CHECK(!cp_ensemble_recent(&e, kb, 2100000, 0));
 
+	/* the window: the idle period less one jiffy */
+	CHECK_EQ(cp_recent_window_us(375, 250), 1496000);
+	CHECK_EQ(cp_recent_window_us(1500, 1000), 1499000);
+	CHECK_EQ(cp_recent_window_us(2, 250), 4000);
+	CHECK_EQ(cp_recent_window_us(1, 250), 0);
+	CHECK_EQ(cp_recent_window_us(0, 250), 0);
+	CHECK_EQ(cp_recent_window_us(375, 0), 0);
+	CHECK_EQ(cp_recent_window_us(~0U, 100), (u64)(~0U - 1) * 10000);
+	/*
+	 * a flight of a few segments sent within the jiffy it joined in:
+	 * its own restart at 1.000 s, its last segment at 1.001 s, at
+	 * 2.503 s (1.502 s idle) the jiffies read 376 of 4 ms (1.504 s,
+	 * back to 0.999 s); the window, 375 of them, reaches back to
+	 * 1.007 s only
+	 */
+	e.n = 0;
+	cp_ensemble_join(&e, ka, 1000000, 100000, &ev);
+	CHECK(cp_ensemble_recent(&e, ka, 2503000, 376 * 4000));
+	CHECK(!cp_ensemble_recent(&e, ka, 2503000,
+				  cp_recent_window_us(376, 250)));
+
 	CHECK_EQ(cp_ensemble_rate(1250000, 0), 1250000);
 	CHECK_EQ(cp_ensemble_rate(1250000, 1), 1250000);
 	CHECK_EQ(cp_ensemble_rate(1250000, 2), 625000);
