@@ -1775,8 +1775,9 @@ static inline u32 cp_ensemble_join(struct cp_ensemble *e, u32 key,
  * idle period as the window, it says whether another connection
  * restarted toward the destination while this one was idle.  The
  * connection's own last restart joined as its flight began, before the
- * last segment that started the idle period, so it never counts.  The
- * table only forgets (a slot another destination took over, ensemble=0):
+ * last segment that started the idle period; with the window
+ * cp_recent_window_us() gives (the idle period read in whole jiffies,
+ * less one) it falls outside and never counts.  The table only forgets (a slot another destination took over, ensemble=0):
  * it answers "none" then, never "some" for a restart that was not.
  */
 static inline bool cp_ensemble_recent(const struct cp_ensemble *e, u32 key,
