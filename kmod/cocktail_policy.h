@@ -1777,8 +1777,9 @@ static inline u32 cp_ensemble_join(struct cp_ensemble *e, u32 key,
  * connection's own last restart joined as its flight began, before the
  * last segment that started the idle period; with the window
  * cp_recent_window_us() gives (the idle period read in whole jiffies,
- * less one) it falls outside and never counts.  The table only forgets (a slot another destination took over, ensemble=0):
- * it answers "none" then, never "some" for a restart that was not.
+ * less one) it falls outside and never counts.  The table only forgets
+ * (a slot another destination took over, ensemble=0): it answers "none"
+ * then, never "some" for a restart that was not.
  */
 static inline bool cp_ensemble_recent(const struct cp_ensemble *e, u32 key,
 				      u64 now_us, u64 window_us)
