@@ -310,6 +310,18 @@ def test_fleet_jain_cells_and_summary():
                                          "rtt_ms": ["20"]})) == \
         [(20, "random", 64)]
     assert fleet.QUICK["conns"] >= 20 and fleet.QUICK["servers"] > 1
+    # servers=N: one host per connection at most, one number, 1..32
+    assert fleet.grid() == fleet.FULL and fleet.grid() is not fleet.FULL
+    assert fleet.grid(True, {"servers": ["20"]})["servers"] == 20
+    assert fleet.grid(False, {"servers": ["24"]})["servers"] == 24
+    assert fleet.FULL["servers"] == 4
+    for bad in (["0"], ["25"], ["x"], ["4", "8"], ["-1"], [""]):
+        with pytest.raises(SystemExit, match="servers="):
+            fleet.grid(False, {"servers": bad})
+    with pytest.raises(SystemExit, match="servers="):
+        fleet.grid(True, {"servers": ["21"]})
+    assert fleet.spread([{"conns": 24, "servers": 24}]) == \
+        "24 connections over 24 server hosts"
     rows = []
     for conn, lat in ((0, 0.1), (1, 0.1), (2, 0.4)):
         for req in range(2):
