@@ -451,7 +451,9 @@ def _build(name, o, sz, made):
         addr(rr, "to-rl", "198.18.0.2/30", "fd00:cc:3::2/64")
         route(rl, "198.19.0.0/16", "198.18.0.2", "to-rr")
         route(rl, "fd00:cc:2::/48", "fd00:cc:3::2", "to-rr", v6=True)
-        route(rr, "198.18.16.0/20", "198.18.0.1", "to-rl")
+        # the server hosts' subnets 198.18.16-47.0/24 (up to 32 senders);
+        # the routers' own /30 stays the more specific, connected route
+        route(rr, "198.18.0.0/16", "198.18.0.1", "to-rl")
         route(rr, "fd00:cc:1::/48", "fd00:cc:3::1", "to-rl", v6=True)
         fwd, rev = (rl, "to-rr"), (rr, "to-rl")
     else:

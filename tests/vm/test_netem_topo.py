@@ -203,6 +203,22 @@ def test_dumbbell():
         assert bn["dev"] == "to-rr" and bn["ns"] == t.info["routers"][0]
 
 
+def test_dumbbell_most_senders():
+    """The most server hosts netem-topo allows (32): every pair reaches
+    its peer both ways, over IPv4 and IPv6, also those past the 16th
+    (their subnets 198.18.32-47.0/24)."""
+    with Topo(rtt=10, senders=32) as t:
+        assert len(t.pairs) == 32
+        for p in (t.pairs[0], t.pairs[15], t.pairs[16], t.pairs[31]):
+            for ns, dst in ((p["server_ns"], p["client_addr"]),
+                            (p["client_ns"], p["server_addr"]),
+                            (p["client_ns"], p["server_addr6"])):
+                r = t.run(ns, ["busybox", "ping", "-c", "1", "-W", "2",
+                               dst], check=False)
+                assert r.returncode == 0, (p["index"], ns, dst, r.stdout,
+                                           r.stderr)
+
+
 def test_down_removes_everything():
     before_ns, before_state = netns_names(), state_files()
     t = Topo(rtt=10, senders=2).up()
