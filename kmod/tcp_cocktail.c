@@ -623,10 +623,13 @@ static unsigned int cocktail_probe_pct __read_mostly = 100;
  * this percentage of its rate once the connection's last check found the
  * path quiet and no failed one is remembered (cp_quiet_rate()), unless
  * another connection restarted toward the destination during this one's
- * idle period (cp_ensemble_recent()).  100 by
- * default until the bench's grids say what it costs.
+ * idle period (cp_ensemble_recent()).  125: the queue the gain builds
+ * holds at most a fifth of what leaves before the first ACK, a quarter
+ * of the BDP when the flight fills the round trip, which a buffer of a
+ * quarter of the BDP takes without a loss; the value the bench ran
+ * beside 100 on its grids (docs/results.md).
  */
-static unsigned int cocktail_quiet_pct __read_mostly = 100;
+static unsigned int cocktail_quiet_pct __read_mostly = 125;
 /*
  * restart=measure: on, a connection whose data the peer's window held
  * back paces its flight at most at that window per minimum RTT
@@ -924,7 +927,7 @@ static const struct kernel_param_ops cocktail_quiet_ops = {
 };
 
 module_param_cb(quiet_pct, &cocktail_quiet_ops, &cocktail_quiet_pct, 0644);
-MODULE_PARM_DESC(quiet_pct, "restart=measure sends its flight, until its first ACK, at this percentage of its rate when the connection's last check passed with its lowest RTT within queue_pct % of the minimum, no failed one is remembered, no queue stood before the idle period and no other connection restarted toward the destination during it (100..200, default 100)");
+MODULE_PARM_DESC(quiet_pct, "restart=measure sends its flight, until its first ACK, at this percentage of its rate when the connection's last check passed with its lowest RTT within queue_pct % of the minimum, no failed one is remembered, no queue stood before the idle period and no other connection restarted toward the destination during it (100..200, default 125)");
 
 module_param_cb(wnd_cap, &cocktail_bool_ops, &cocktail_wnd_cap, 0644);
 MODULE_PARM_DESC(wnd_cap, "1: restart=measure paces a connection whose data the peer's window held back since its last restart at most at that window per minimum RTT; 0: at the path's rate (default 1)");

@@ -100,7 +100,9 @@ DEMO_CWV0 = [Policy("cocktail-%s-cwv0" % r, "cocktail", 1,
 # destination; cocktail-floor: pace_floor=1, until its first ACK the
 # flight leaves no slower than the restart window per minimum RTT; and
 # cocktail-quiet: quiet_pct=125, until its first ACK the flight leaves at
-# 1.25 times its rate once a check found the path quiet)
+# 1.25 times its rate once a check found the path quiet, the default's
+# value, named for the runs made before it was; cocktail-noquiet:
+# quiet_pct=100, such a flight paced at its rate)
 MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
                   {"restart": "measure", "cwv": 1}),
            Policy("cocktail-measure-cubic", "cocktail", 1,
@@ -134,7 +136,8 @@ MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
                ("shared-rtt-burst", {"shared_rtt": 1, "shared_burst": 1}),
                ("noensemble", {"ensemble": 0}),
                ("floor", {"pace_floor": 1}),
-               ("quiet", {"quiet_pct": 125}))]
+               ("quiet", {"quiet_pct": 125}),
+               ("noquiet", {"quiet_pct": 100}))]
 # growth=cubic (CUBIC, RFC 9438, with HyStart++) beside growth=reno, each
 # with the default restart: run when asked for with --only
 # policy=cocktail-cubic (bench/scenarios/growth.py runs both). A policy

@@ -48,7 +48,7 @@ DEFAULTS = {"iw": "10", "restart": "measure", "auto_rtt_us": "100000",
             "check_rtt_pct": "125", "check_rate_pct": "75",
             "check_rate_miss": "0", "probe_pct": "100", "wnd_cap": "1",
             "queue_room": "0", "shared_burst": "0", "shared_rtt": "0",
-            "pace_floor": "0", "quiet_pct": "100", "ensemble": "1",
+            "pace_floor": "0", "quiet_pct": "125", "ensemble": "1",
             "growth": "reno", "nvp_s": "300"}
 INVALID = {
     "iw": ["0", "65", "-1", "abc", "rfc", "rfc3390x", "10x", "4294967306",
