@@ -1691,32 +1691,37 @@ ENSEMBLE_CAP = 1.5
 def test_ensemble(topo, ensemble, gap_ms):
     """Four connections from one client (one destination), each warmed
     up alone on the 100 ms, 10 Mbit/s path, restart together after 2 s
-    idle (60-segment responses, requested 5 ms apart: within the quarter
-    RTT that keeps a run of restarts one ensemble, and far enough apart
-    that the k-th request is the k-th restart; sent back to back, the
-    server's threads would race for the places). The server caps each
-    connection's pacing at 1.5 L, L the link's rate (SO_MAX_PACING_RATE,
-    as an application may): a delivery-rate sample is at most its data
-    over the time it took to send, so no sample and no estimate reads
-    above the cap even when an ACK train comes back compressed
-    (uncapped, a loaded guest has shown estimates near 3 L). Each one's
-    rate estimate reads about L, within 0.5 .. 1.5 L. With ensemble=1
-    the k-th restart (the restart event of the k-th connection
-    requested) paces and sizes its flight at 1/k of its estimate: its
-    pacing_rate is within 0.5 L / k .. 1.5 L / k, measure_ensemble counts
-    the three after the first, and on the wire its flight (the segments
-    before the first ACK for them) leaves no faster than 1.5 L / k (mean
-    spacing at least 0.8 k mss / 1.5 L: 0.8 for the bunching of a TCG
-    guest). With ensemble=0 every flight goes at its own rate, at least
-    0.8 L, its mean spacing at most twice mss / 0.8 L, and nothing is
-    counted. Requested 50 ms apart (more than the gap that keeps a run
-    of restarts one ensemble), the restarts are independent: with
-    ensemble=1 each goes at its own rate, as with 0. The premise (run
-    again otherwise): four measured, paced restarts."""
+    idle (60-segment responses, requested 5 ms apart). The server caps
+    each connection's pacing at 1.5 L, L the link's rate
+    (SO_MAX_PACING_RATE, as an application may): a delivery-rate sample
+    is at most its data over the time it took to send, so no sample and
+    no estimate reads above the cap even when an ACK train comes back
+    compressed (uncapped, a loaded guest has shown estimates near 3 L).
+    Each one's rate estimate reads about L, within 0.5 .. 1.5 L. With
+    ensemble=1 the k-th restart (the k-th flight to reach the router:
+    neither the order of the requests nor that of the printed events is
+    the order in which the server's threads restarted) paces and sizes
+    its flight at 1/k of its estimate: its pacing_rate is within 0.5 L /
+    k .. 1.5 L / k, measure_ensemble counts the three after the first,
+    and on the wire its flight (the segments before the first ACK for
+    them) leaves no faster than 1.5 L / k (mean spacing at least 0.8 k
+    mss / 1.5 L: 0.8 for the bunching of a TCG guest). With ensemble=0
+    every flight goes at its own rate, at least 0.8 L, its mean spacing
+    at most twice mss / 0.8 L, and nothing is counted. Requested 50 ms
+    apart (more than the quarter RTT that keeps a run of restarts one
+    ensemble), the restarts are independent: with ensemble=1 each goes
+    at its own rate, as with 0. The premise (run again otherwise): four
+    measured, paced restarts whose flights of at least 10 segments
+    reached the router each within 20 ms of the one before (requested 5
+    ms apart), or each 30 ms or more after it (50 ms apart): a guest
+    that scheduled the server's threads later than that made another
+    experiment."""
     params(iw=10, restart="measure", cwv=0, pace_iw=0, pace_rate="max",
            ssthresh_est=1, ensemble=ensemble)
     pcap = OUT / ("%s_ensemble%d_gap%d.pcap" % (B.name, ensemble, gap_ms))
     link, mss = 10e6 / 8, 1448
+
+    together = gap_ms < 25  # within RTT / 4 of the last
 
     def run():
         c0 = B.counters()
@@ -1729,36 +1734,41 @@ def test_ensemble(topo, ensemble, gap_ms):
                                  timeout=300)
         assert capt.dropped == 0, "tcpdump dropped packets"
         c1 = B.counters()
-        # in the order of the requests
-        ev = sorted((e for e in restart_events(tr.lines)
-                     if int(e["dport"]) in ports),
-                    key=lambda e: ports.index(int(e["dport"])))
-        return {"ports": ports, "t_req": t_req, "events": ev,
+        ev = [e for e in restart_events(tr.lines)
+              if int(e["dport"]) in ports]
+        pkts = read_pcap(pcap)
+        flights = []
+        for e in ev:
+            fl = flight_after(pkts, topo.server_addr, t_req,
+                              dport=int(e["dport"]))
+            flights.append((fl[0].ts if fl else 0.0, len(fl),
+                            int(e["pacing_rate"]),
+                            mean_spacing(fl) if len(fl) > 1 else 0.0))
+        # in the order the restarts went out
+        flights.sort()
+        return {"events": ev, "flights": flights,
                 "counters": counters_since(c0, c1)}
 
     def premise(r):
-        ev = r["events"]
-        return len(ev) == ENSEMBLE and \
-            all(e["policy"] == "measure" and int(e["pacing_rate"]) > 0
-                for e in ev)
+        ev, fl = r["events"], r["flights"]
+        if len(ev) != ENSEMBLE or \
+                not all(e["policy"] == "measure" and
+                        int(e["pacing_rate"]) > 0 for e in ev) or \
+                not all(f[1] >= 10 for f in fl):
+            return False
+        gaps = [b[0] - a[0] for a, b in zip(fl, fl[1:])]
+        return max(gaps) <= 0.020 if together else min(gaps) >= 0.030
 
     r, tries = until_premise(run, premise)
-    info = "events=%s counters=%s attempts %d" % (
-        r["events"], {k: v for k, v in r["counters"].items() if v},
-        len(tries))
+    info = "events=%s counters=%s attempts %d; flights (start, segments, " \
+        "rate, mean spacing) %s" % (
+            r["events"], {k: v for k, v in r["counters"].items() if v},
+            len(tries), r["flights"])
     assert premise(r), info
-    rates = [int(e["pacing_rate"]) for e in r["events"]]
-    pkts = read_pcap(pcap)
-    spacing = []
-    for e in r["events"]:
-        fl = flight_after(pkts, topo.server_addr, r["t_req"],
-                          dport=int(e["dport"]))
-        assert len(fl) >= 10, info
-        spacing.append(mean_spacing(fl))
-    info += "; rates %s, mean spacing (ms) %s" % (
-        rates, [round(x * 1e3, 2) for x in spacing])
+    rates = [f[2] for f in r["flights"]]
+    spacing = [f[3] for f in r["flights"]]
     top = ENSEMBLE_CAP * link
-    if ensemble and gap_ms < 25:  # within RTT / 4 of the last
+    if ensemble and together:
         for k in range(2, ENSEMBLE + 1):
             assert 0.5 * link / k <= rates[k - 1] <= top / k, info
             assert spacing[k - 1] >= 0.8 * k * mss / top, info
