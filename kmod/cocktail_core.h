@@ -490,8 +490,10 @@ next:
  * minimum RTT, not halved (cp_flight_rtt()).  The k-th of restarts toward
  * one destination in a quick run (ensemble, cp_ensemble_join()) sizes
  * and paces its flight at 1/k of the rate (cp_ensemble_rate()).  No
- * rate at all, or no pacing: ssr.  Returns the rate the flight is sized
- * and checked at (0: fell back to ssr); sets *cwnd.
+ * rate at all, no pacing, or, with ssr_floor, a flight not divided that
+ * would take longer than a minimum RTT to send the restart window
+ * (cp_measure_ssr()): ssr.  Returns the rate the flight is sized and
+ * checked at (0: fell back to ssr); sets *cwnd.
  */
 CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 idle,
 			     u32 *cwnd)
@@ -560,6 +562,13 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 idle,
 	burst = shared && shell_param(shared_burst);
 	room = cp_flight_room(room, *cwnd, shared, burst);
 	sent = cp_room_rate(rate, *cwnd, room, shell_max_pacing_rate(sk));
+	/* the restart window would take longer than a round trip: ssr */
+	if (cp_measure_ssr(sent, floor, tp->mss_cache, path_rtt, ca->divided,
+			   shell_param(ssr_floor))) {
+		shell_count(CC_MEASURE_SSR);
+		*cwnd = floor;
+		return 0;
+	}
 	/* the restart window within a round trip, unless divided */
 	floored = sent;
 	if (shell_param(pace_floor) && !ca->divided)

@@ -742,6 +742,25 @@ static void test_measure(void)
 	CHECK_EQ(cp_floor_rate(0, 64, 65535, 1, CP_U64_MAX),
 		 64ULL * 65535 * 1000000);
 	/*
+	 * ssr_floor: a share of 170 kB/s would send 10 segments of 1448
+	 * bytes in 85 ms, longer than a 20 ms minimum RTT: ssr; at 724 kB/s
+	 * they take exactly the RTT, and at the link's 2.5 MB/s less: paced;
+	 * divided by the ensemble, off, without a rate, RTT or MSS: paced
+	 */
+	CHECK(cp_measure_ssr(170000, 10, 1448, 20000, false, true));
+	CHECK(cp_measure_ssr(723999, 10, 1448, 20000, false, true));
+	CHECK(!cp_measure_ssr(724000, 10, 1448, 20000, false, true));
+	CHECK(!cp_measure_ssr(2500000, 10, 1448, 20000, false, true));
+	CHECK(!cp_measure_ssr(170000, 10, 1448, 20000, true, true));
+	CHECK(!cp_measure_ssr(170000, 10, 1448, 20000, false, false));
+	CHECK(!cp_measure_ssr(0, 10, 1448, 20000, false, true));
+	CHECK(!cp_measure_ssr(170000, 10, 1448, 0, false, true));
+	CHECK(!cp_measure_ssr(170000, 10, 0, 20000, false, true));
+	CHECK(!cp_measure_ssr(170000, 0, 1448, 20000, false, true));
+	/* a 200 ms path: a share of 70 kB/s sends 10 segments in 207 ms */
+	CHECK(cp_measure_ssr(70000, 10, 1448, 200000, false, true));
+	CHECK(!cp_measure_ssr(73000, 10, 1448, 200000, false, true));
+	/*
 	 * quiet_pct: after a quiet check, misses 0, the rate times pct; a
 	 * faster choice of the other rules kept; not quiet, a miss or 100 %:
 	 * what the other rules chose; at most the cap, which a rate at or

@@ -109,10 +109,11 @@ def topo(cocktail):
 def params(**kw):
     """Set the build's parameters and check they read back; a test that
     does not name growth, nvp_s, pace_burst, queue_pct, check_rate_miss,
-    probe_pct, wnd_cap, pace_floor or quiet_pct runs with growth=reno,
-    nvp_s=300, pace_burst=0 (flights paced from their first segment),
-    queue_pct=120, check_rate_miss=0, probe_pct=100, wnd_cap=1,
-    pace_floor=0 and quiet_pct=100, whatever the test before set."""
+    probe_pct, wnd_cap, pace_floor, ssr_floor or quiet_pct runs with
+    growth=reno, nvp_s=300, pace_burst=0 (flights paced from their first
+    segment), queue_pct=120, check_rate_miss=0, probe_pct=100, wnd_cap=1,
+    pace_floor=0, ssr_floor=0 and quiet_pct=100, whatever the test before
+    set."""
     kw.setdefault("growth", "reno")
     kw.setdefault("queue_pct", 120)
     kw.setdefault("nvp_s", 300)
@@ -121,6 +122,7 @@ def params(**kw):
     kw.setdefault("probe_pct", 100)
     kw.setdefault("wnd_cap", 1)
     kw.setdefault("pace_floor", 0)
+    kw.setdefault("ssr_floor", 0)
     kw.setdefault("quiet_pct", 100)
     B.params(**kw)
 
@@ -936,10 +938,12 @@ def test_measure_quiet_path(cocktail, growth):
     sent (the kernel's send times) and the lowest RTT of those ACKs.
 
     Under both growths: the restart sizes its flight from the rate,
-    whichever growth filled the path before the idle period."""
+    whichever growth filled the path before the idle period. With
+    ssr_floor=1 on: a flight that sends the restart window well within the
+    RTT stays paced and checked (measure_ssr does not count)."""
     params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
            ssthresh_est=1, check_rtt_pct=125, check_rate_pct=75,
-           growth=growth)
+           growth=growth, ssr_floor=1)
 
     def run():
         with Topo(rtt=200, rate="10mbit", limit=15) as t:
@@ -991,6 +995,8 @@ def test_measure_quiet_path(cocktail, growth):
     assert retransmissions(r["burst_pkts"], t.server_addr) == 0, info
     assert verdict(r) == ["full"], info
     assert r["counters"]["check_full"] >= 1, (r["counters"], info)
+    # ssr_floor: a window that leaves within the RTT stays paced
+    assert r["counters"]["measure_ssr"] == 0, (r["counters"], info)
     assert r["counters"]["measure"] >= 1, (r["counters"], info)
     # the pass lets slow start go on to the flight's window (the restart's
     # rate times its path RTT, plus 2): ssthresh after the response (no
@@ -1565,7 +1571,7 @@ def test_rate_filter_ages(cocktail):
 
 
 @pytest.mark.core_on_module
-@pytest.mark.parametrize("floor", [0, 1])
+@pytest.mark.parametrize("floor", [0, 1, "ssr"])
 def test_measure_check_holds_restart_window(cocktail, floor):
     """A rate read on a slower link, restarted on a faster one: warm up at 1
     Mbit/s on a 20 ms path (200 segments), reshape the bottleneck to 20 Mbit/s,
@@ -1587,10 +1593,16 @@ def test_measure_check_holds_restart_window(cocktail, floor):
     pace_floor=1 the same flight leaves, until its first ACK, at the restart
     window per minimum RTT (the warm-up's, 22-34 ms): at least 6 of its 10
     segments before that ACK, counted in measure_floor; the verdict and window
-    are the same. No retransmission either way."""
+    are the same. With ssr_floor=1 (and pace_floor=0) a flight that would
+    take longer than the minimum RTT to send the restart window at its rate
+    is a slow-start restart: the restart event's window is 10 with no rate,
+    counted in measure_ssr, no check, and all 10 segments leave before the
+    first ACK. No retransmission in any case."""
+    ssr = floor == "ssr"
+    floor = 0 if ssr else floor
     params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
            ssthresh_est=1, check_rtt_pct=125, check_rate_pct=75,
-           pace_floor=floor)
+           pace_floor=floor, ssr_floor=int(ssr))
 
     def run():
         with Topo(rtt=20, rate="1mbit", limit=30) as t:
@@ -1604,11 +1616,20 @@ def test_measure_check_holds_restart_window(cocktail, floor):
 
     # about one attempt in two or three: up to ten
     r, _ = until_premise(
-        run, lambda a: floor or a["counters"]["check_held"] == 1, 10)
+        run, lambda a: floor or ssr or a["counters"]["check_held"] == 1, 10)
     fl = r["flight"]
     info = "flight %d segments; %s" % (len(fl), measure_info(r))
     assert [e["policy"] for _, e in r["restart"]] == ["measure"], info
     ev = r["restart"][-1][1]
+    assert r["counters"]["measure_ssr"] == int(ssr), info
+    if ssr:
+        assert int(ev["cwnd_after"]) == 10, info
+        assert int(ev["pacing_rate"]) == 0, info
+        assert not r["check"], info
+        assert r["counters"]["measure_floor"] == 0, info
+        assert len(fl) >= 10, info
+        assert r["retrans"] == 0, info
+        return
     # the premise: the restart window, checked at the old link's rate
     assert int(ev["cwnd_after"]) == 10, info
     assert 0 < int(ev["pacing_rate"]) <= 1.5e6 / 8, info
