@@ -503,7 +503,7 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 idle,
 	u32 floor = cp_restart_ssr(before, shell_iw_now(sk));
 	u32 path_rtt = ck_path_rtt_us(tp);
 	u32 halvings, rtt, room, frtt, place;
-	bool queued, shared, burst, over_srtt, others = false;
+	bool queued, shared, burst, over_srtt, withheld, others = false;
 	u64 rate, probed, sent, floored, quick;
 	u32 bdp;
 
@@ -584,10 +584,9 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 idle,
 		quick = cp_quiet_rate(floored, rate, ca->quiet, ca->misses,
 				      shell_param(quiet_pct),
 				      shell_max_pacing_rate(sk));
-	if (quick > floored && others) {
-		shell_count(CC_MEASURE_QUIET_OTHERS);
+	withheld = quick > floored && others;
+	if (withheld)
 		quick = floored;
-	}
 	if (bdp)
 		shell_pace_start(sk, rate);
 	if (!bdp || !ca->pacing) {
@@ -595,6 +594,8 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 idle,
 		*cwnd = floor;
 		return 0;
 	}
+	if (withheld)
+		shell_count(CC_MEASURE_QUIET_OTHERS);
 	/* until the first ACK; the check judges the path against the rate */
 	if (quick > rate)
 		shell_pace_boost(sk, quick);
