@@ -35,11 +35,13 @@
  *                              ACK lowers the pacing rate to the flight's
  *   shell_pace_stop(sk, c, r)  end it; counter c, enum cocktail_pace_end r
  *   shell_app_limited_decay_ok(sk)  CA_Open and not send-buffer limited
- *   shell_ensemble(sk, span_us, window_us, &others)
+ *   shell_ensemble(sk, span_us, window_us, &others, &company)
  *                              this restart's place in the ensemble toward
  *                              its destination, joining it (1: ensemble=0);
  *                              others: another restart toward it within
- *                              window_us before (cp_ensemble_recent())
+ *                              window_us before (cp_ensemble_recent());
+ *                              company: the last run toward it had two
+ *                              restarts or more (cp_ensemble_company())
  *   shell_stamp(sk)            snd_cwnd_stamp = now (keeps the kernel's
  *                              own RFC 2861 decay out, where it can)
  *   shell_clear_used(sk)       snd_cwnd_used = 0, where it can
@@ -491,7 +493,8 @@ next:
  * one destination in a quick run (ensemble, cp_ensemble_join()) sizes
  * and paces its flight at 1/k of the rate (cp_ensemble_rate()).  No
  * rate at all, no pacing, or, with ssr_floor, a flight not divided that
- * would take longer than a minimum RTT to send the restart window
+ * would take longer than a minimum RTT to send the restart window, when
+ * the last restarts toward the destination came one at a time
  * (cp_measure_ssr()): ssr.  Returns the rate the flight is sized and
  * checked at (0: fell back to ssr); sets *cwnd.
  */
@@ -504,6 +507,7 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 idle,
 	u32 path_rtt = ck_path_rtt_us(tp);
 	u32 halvings, rtt, room, frtt, place;
 	bool queued, shared, burst, over_srtt, withheld, others = false;
+	bool company = false;
 	u64 rate, probed, sent, floored, quick;
 	u32 bdp;
 
@@ -531,7 +535,8 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 idle,
 	 */
 	place = rate && path_rtt ?
 		shell_ensemble(sk, path_rtt,
-			       cp_recent_window_us(idle, shell_hz()), &others) :
+			       cp_recent_window_us(idle, shell_hz()), &others,
+			       &company) :
 		1;
 	ca->divided = place > 1;
 	if (place > 1) {
@@ -562,13 +567,20 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 idle,
 	burst = shared && shell_param(shared_burst);
 	room = cp_flight_room(room, *cwnd, shared, burst);
 	sent = cp_room_rate(rate, *cwnd, room, shell_max_pacing_rate(sk));
-	/* the restart window would take longer than a round trip: ssr */
+	/*
+	 * the restart window would take longer than a round trip: ssr, unless
+	 * the last restarts toward the destination came together
+	 */
 	if (cp_measure_ssr(sent, floor, tp->mss_cache, path_rtt, ca->divided,
-			   shell_param(ssr_floor))) {
+			   company, shell_param(ssr_floor))) {
 		shell_count(CC_MEASURE_SSR);
 		*cwnd = floor;
 		return 0;
 	}
+	if (company && cp_measure_ssr(sent, floor, tp->mss_cache, path_rtt,
+				      ca->divided, false,
+				      shell_param(ssr_floor)))
+		shell_count(CC_MEASURE_SSR_TOGETHER);
 	/* the restart window within a round trip, unless divided */
 	floored = sent;
 	if (shell_param(pace_floor) && !ca->divided)

@@ -892,9 +892,13 @@ static inline u64 cp_floor_rate(u64 rate, u32 floor, u32 mss, u32 rtt_us,
  * ssr_floor (@on): its flight, leaving at @sent B/s, would take longer
  * than the minimum RTT @rtt_us to send the restart window @floor
  * (min(IW, cwnd) segments of @mss bytes) that a slow-start restart sends
- * at once, and the ensemble did not divide its rate (@divided: that
- * flight keeps its share on purpose).  Such a rate is a share read while
- * others used the link, or a path whose BDP is below the restart window.
+ * at once, the ensemble did not divide its rate (@divided: that flight
+ * keeps its share on purpose) and the last restarts toward the
+ * destination did not come together (@company, cp_ensemble_company():
+ * the first of another such run would burst beside the others' flights,
+ * as many slow-start restarts at once do).  Such a rate is a share read
+ * while others used the link, or a path whose BDP is below the restart
+ * window.
  * Paced at it, the window takes more than a round trip, and the check's
  * round trip after the first ACK is paced at the same rate with the
  * window held, where a slow-start restart's burst leaves at once and its
@@ -903,9 +907,9 @@ static inline u64 cp_floor_rate(u64 rate, u32 floor, u32 mss, u32 rtt_us,
  * than Linux's default restart does.  No RTT or MSS: not decided here.
  */
 static inline bool cp_measure_ssr(u64 sent, u32 floor, u32 mss, u32 rtt_us,
-				  bool divided, bool on)
+				  bool divided, bool company, bool on)
 {
-	if (!on || divided || !sent)
+	if (!on || divided || company || !sent)
 		return false;
 	return cp_floor_rate(sent, floor, mss, rtt_us, CP_U64_MAX) > sent;
 }
@@ -1813,6 +1817,19 @@ static inline bool cp_ensemble_recent(const struct cp_ensemble *e, u32 key,
 		return false;
 	last = e->start_us + e->last_us;
 	return now_us >= last && now_us - last < window_us;
+}
+
+/*
+ * Whether the last run of restarts toward @key that slot @e holds came
+ * together: at least two restarts, each within a quarter of the RTT of
+ * the last (cp_ensemble_join()), asked before this restart joins.  A
+ * destination whose restarts came together (a client that asks on all
+ * its connections at once) is likely to see them come together again,
+ * and the first of the next run cannot tell that others follow it.
+ */
+static inline bool cp_ensemble_company(const struct cp_ensemble *e, u32 key)
+{
+	return e->key == key && e->n >= 2;
 }
 
 /*

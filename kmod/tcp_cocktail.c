@@ -145,7 +145,8 @@
  *         |  cwnd < 3/4 rate * RTT / mss; with shared_rtt, instead
  *         |  of halve, BDP = rate * srtt / mss); no rate: ssr;
  *         |  ssr_floor, not divided: ssr when min(IW, cwnd) at the
- *         |  flight's rate would take longer than min RTT;
+ *         |  flight's rate would take longer than min RTT, unless
+ *         |  the last run toward the destination had >= 2 restarts;
  *         |  room = min(cwnd before - rate * min RTT / mss,
  *         |  rate * (srtt - min RTT) / mss) - min(IW, cwnd), when
  *         |  not halved, misses 0 and queue_room; room = cwnd
@@ -266,7 +267,12 @@
  * take longer than the minimum RTT to send the restart window at the
  * rate it would leave at: that window at once, ACK-clocked, neither
  * paced nor checked, no more than Linux's default restart sends; its
- * ACK train times the bottleneck for the next restart's rate.
+ * ACK train times the bottleneck for the next restart's rate.  Not when
+ * the last run of restarts toward the destination in the ensemble table
+ * had two or more (counted in measure_ssr_together instead): a client
+ * that asks on all its connections at once does so again, the first
+ * restart of its next run cannot tell that others follow, and their
+ * bursts together are what the ensemble divides.
  * On a quiet path the rate is the link's own, and a flight paced at it
  * is no faster than a burst: slower, wherever the pacing timer fires
  * late, since each late firing adds to the flight's time.  quiet_pct
@@ -687,7 +693,8 @@ static unsigned int cocktail_pace_floor __read_mostly;
  * restart=measure: on, a flight that, not divided by the ensemble, would
  * take longer than a minimum RTT to send the restart window min(IW, cwnd)
  * at its rate is a slow-start restart instead (cp_measure_ssr()): that
- * window at once, ACK-clocked, neither paced nor checked.  Paced at such
+ * window at once, ACK-clocked, neither paced nor checked; not when the
+ * last restarts toward the destination came together.  Paced at such
  * a rate (a share read while others used the link) the window and the
  * check's round trip after it each take longer than the slow-start
  * restart it replaces.  Off by default until the bench's grids say what
@@ -1165,13 +1172,15 @@ static DEFINE_SPINLOCK(cocktail_ens_lock);
  * The place of this restart in the ensemble toward its destination (1:
  * the first, or ensemble=0), joining it; @span_us is the path's RTT.
  * *@others says whether the table held another restart toward the
- * destination within @window_us before this one (false with ensemble=0).
- * The key mixes in the network namespace's random hash_mix: namespaces
- * (the bench's hosts, containers) do not share ensembles, and a peer
- * cannot aim its addresses at one slot without knowing that salt.
+ * destination within @window_us before this one, *@company whether the
+ * last run toward it came together (cp_ensemble_company()); both false
+ * with ensemble=0.  The key mixes in the network namespace's random
+ * hash_mix: namespaces (the bench's hosts, containers) do not share
+ * ensembles, and a peer cannot aim its addresses at one slot without
+ * knowing that salt.
  */
 static u32 cocktail_ensemble_place(struct sock *sk, u32 span_us,
-				   u64 window_us, bool *others)
+				   u64 window_us, bool *others, bool *company)
 {
 	u32 salt = net_hash_mix(sock_net(sk)), key, place;
 	struct cp_ensemble *e;
@@ -1192,6 +1201,7 @@ static u32 cocktail_ensemble_place(struct sock *sk, u32 span_us,
 	now_us = tcp_clock_us();
 	spin_lock_bh(&cocktail_ens_lock);
 	*others = cp_ensemble_recent(e, key, now_us, window_us);
+	*company = cp_ensemble_company(e, key);
 	place = cp_ensemble_join(e, key, now_us, span_us, &evicted);
 	spin_unlock_bh(&cocktail_ens_lock);
 	if (evicted)
@@ -1259,8 +1269,8 @@ static u32 cocktail_ensemble_place(struct sock *sk, u32 span_us,
 #define shell_pace_boost(sk, rate)	cocktail_pace_boost(sk, rate)
 #define shell_pace_stop(sk, why, r)	cocktail_pace_stop(sk, why, r)
 #define shell_app_limited_decay_ok(sk)	cocktail_app_limited_decay_ok(sk)
-#define shell_ensemble(sk, span_us, window_us, others)	\
-	cocktail_ensemble_place(sk, span_us, window_us, others)
+#define shell_ensemble(sk, span_us, window_us, others, company)	\
+	cocktail_ensemble_place(sk, span_us, window_us, others, company)
 
 /*
  * snd_cwnd_stamp = now on every ACK and transmit start keeps the

@@ -1802,6 +1802,76 @@ def test_ensemble(topo, ensemble, gap_ms):
     assert r["counters"]["ensemble_evict"] == 0, info
 
 
+def _ssr_floor_steps(t, cap, counters):
+    """In the client's namespace: three keep-alive connections to the
+    server, their pacing capped at CAP B/s by the server, each warmed up
+    alone (two 30-segment responses); then, 2 s idle before each, a
+    20-segment response on the first alone, on all three requested back
+    to back, on all three again, on the second alone and on the third
+    alone. Returns COUNTERS() before the steps and after each."""
+    conns = [Conn(t.server_addr, PORT) for _ in range(3)]
+    try:
+        ctl = Conn(t.server_addr, PORT)
+        try:
+            for c in conns:
+                ctl.set_max_pacing(c.s.getsockname()[1], cap)
+        finally:
+            ctl.close()
+        for c in conns:
+            c.fetch(30)
+            c.fetch(30)
+        snaps = [counters()]
+        for step in ([0], [0, 1, 2], [0, 1, 2], [1], [2]):
+            time.sleep(2.0)
+            for i in step:
+                conns[i].request(20)
+            for i in step:
+                conns[i].response()
+            snaps.append(counters())
+        return snaps
+    finally:
+        for c in conns:
+            c.close()
+
+
+def test_ssr_floor_together(topo):
+    """ssr_floor=1 and the ensemble's memory: a flight that would take
+    longer than the minimum RTT to send the restart window at its rate
+    restarts as ssr (measure_ssr), unless the last restarts toward the
+    destination came together (measure_ssr_together). The server caps
+    each connection's pacing at 100 kB/s (SO_MAX_PACING_RATE), so no
+    rate estimate reads above it and 10 segments at that rate take
+    145 ms on the 100 ms path. After a lone restart, three restarts
+    requested back to back (one quick run: the second and third divided,
+    measure_ensemble 2) make one slow-start restart, the first; the
+    same again, after that run of three, makes none and counts the
+    first in measure_ssr_together; a lone restart after it is held the
+    same way, and the next lone one, after a run of one, is ssr again.
+    A run whose restarts did not form one quick run (the guest scheduled
+    the server's threads apart) is run again."""
+    params(iw=10, restart="measure", cwv=0, pace_iw=0, pace_rate="max",
+           ssthresh_est=1, ensemble=1, ssr_floor=1)
+
+    def run():
+        snaps = in_ns(topo.client, _ssr_floor_steps, topo, 100000,
+                      B.counters, timeout=300)
+        return [counters_since(a, b) for a, b in zip(snaps, snaps[1:])]
+
+    def premise(d):
+        return d[1]["measure_ensemble"] == 2 and \
+            d[2]["measure_ensemble"] == 2
+
+    d, tries = until_premise(run, premise)
+    info = "per step %s, attempts %d" % (
+        [{k: v for k, v in x.items() if v and k.startswith("measure")}
+         for x in d], len(tries))
+    assert premise(d), info
+    assert [x["measure"] for x in d] == [1, 3, 3, 1, 1], info
+    got = [(x["measure_ssr"], x["measure_ssr_together"]) for x in d[1:]]
+    assert got == [(1, 0), (0, 1), (0, 1), (1, 0)], info
+    assert sum(x["ensemble_evict"] for x in d) == 0, info
+
+
 # destinations restarting within one RTT: 200 of them in the table's 256
 # slots share one with near certainty (the chance that none do is below
 # 1e-30), and so do the 40 or more of any 400 ms if the restarts spread
