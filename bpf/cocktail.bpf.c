@@ -106,7 +106,6 @@ __u32 queue_room SEC(".data") = 0;
 __u32 shared_burst SEC(".data") = 0;
 __u32 shared_rtt SEC(".data") = 0;
 __u32 pace_floor SEC(".data") = 0;
-__u32 ssr_floor SEC(".data") = 0;
 __u32 quiet_pct = 125;
 __u32 ensemble = 1;
 
@@ -429,14 +428,12 @@ struct {
 
 /*
  * The place of this restart in the ensemble toward its destination (1:
- * the first, or ensemble=0), joining it, whether another restart toward
- * it came within @window_us before and whether the last run toward it
- * came together; as cocktail_ensemble_place()
+ * the first, or ensemble=0), joining it, and whether another restart
+ * toward it came within @window_us before; as cocktail_ensemble_place()
  * in the module, with the same key and clock (CLOCK_MONOTONIC in us).
  */
 static __always_inline __u32 shell_ensemble(struct sock *sk, __u32 span_us,
-					    __u64 window_us, bool *others,
-					    bool *company)
+					    __u64 window_us, bool *others)
 {
 	struct sock_common *skc = &sk->__sk_common;
 	__u32 addr[4] = {}, words = 1, key, slot, place, salt;
@@ -464,7 +461,6 @@ static __always_inline __u32 shell_ensemble(struct sock *sk, __u32 span_us,
 		return 1;
 	bpf_spin_lock(&s->lock);
 	*others = cp_ensemble_recent(&s->e, key, now_us, window_us);
-	*company = cp_ensemble_company(&s->e, key);
 	place = cp_ensemble_join(&s->e, key, now_us, span_us, &evicted);
 	bpf_spin_unlock(&s->lock);
 	if (evicted)

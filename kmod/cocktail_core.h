@@ -35,13 +35,11 @@
  *                              ACK lowers the pacing rate to the flight's
  *   shell_pace_stop(sk, c, r)  end it; counter c, enum cocktail_pace_end r
  *   shell_app_limited_decay_ok(sk)  CA_Open and not send-buffer limited
- *   shell_ensemble(sk, span_us, window_us, &others, &company)
+ *   shell_ensemble(sk, span_us, window_us, &others)
  *                              this restart's place in the ensemble toward
  *                              its destination, joining it (1: ensemble=0);
  *                              others: another restart toward it within
- *                              window_us before (cp_ensemble_recent());
- *                              company: the last run toward it had two
- *                              restarts or more (cp_ensemble_company())
+ *                              window_us before (cp_ensemble_recent())
  *   shell_stamp(sk)            snd_cwnd_stamp = now (keeps the kernel's
  *                              own RFC 2861 decay out, where it can)
  *   shell_clear_used(sk)       snd_cwnd_used = 0, where it can
@@ -492,11 +490,8 @@ next:
  * minimum RTT, not halved (cp_flight_rtt()).  The k-th of restarts toward
  * one destination in a quick run (ensemble, cp_ensemble_join()) sizes
  * and paces its flight at 1/k of the rate (cp_ensemble_rate()).  No
- * rate at all, no pacing, or, with ssr_floor, a flight not divided that
- * would take longer than a minimum RTT to send the restart window, when
- * the last restarts toward the destination came one at a time
- * (cp_measure_ssr()): ssr.  Returns the rate the flight is sized and
- * checked at (0: fell back to ssr); sets *cwnd.
+ * rate at all, or no pacing: ssr.  Returns the rate the flight is sized
+ * and checked at (0: fell back to ssr); sets *cwnd.
  */
 CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 idle,
 			     u32 *cwnd)
@@ -506,8 +501,7 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 idle,
 	u32 floor = cp_restart_ssr(before, shell_iw_now(sk));
 	u32 path_rtt = ck_path_rtt_us(tp);
 	u32 halvings, rtt, room, frtt, place;
-	bool queued, shared, burst, over_srtt, withheld, others = false;
-	bool company = false;
+	bool queued, shared, burst, over_srtt, others = false;
 	u64 rate, probed, sent, floored, quick;
 	u32 bdp;
 
@@ -535,8 +529,7 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 idle,
 	 */
 	place = rate && path_rtt ?
 		shell_ensemble(sk, path_rtt,
-			       cp_recent_window_us(idle, shell_hz()), &others,
-			       &company) :
+			       cp_recent_window_us(idle, shell_hz()), &others) :
 		1;
 	ca->divided = place > 1;
 	if (place > 1) {
@@ -567,20 +560,6 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 idle,
 	burst = shared && shell_param(shared_burst);
 	room = cp_flight_room(room, *cwnd, shared, burst);
 	sent = cp_room_rate(rate, *cwnd, room, shell_max_pacing_rate(sk));
-	/*
-	 * the restart window would take longer than a round trip: ssr, unless
-	 * the last restarts toward the destination came together
-	 */
-	if (cp_measure_ssr(sent, floor, tp->mss_cache, path_rtt, ca->divided,
-			   company, shell_param(ssr_floor))) {
-		shell_count(CC_MEASURE_SSR);
-		*cwnd = floor;
-		return 0;
-	}
-	if (company && cp_measure_ssr(sent, floor, tp->mss_cache, path_rtt,
-				      ca->divided, false,
-				      shell_param(ssr_floor)))
-		shell_count(CC_MEASURE_SSR_TOGETHER);
 	/* the restart window within a round trip, unless divided */
 	floored = sent;
 	if (shell_param(pace_floor) && !ca->divided)
@@ -596,9 +575,10 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 idle,
 		quick = cp_quiet_rate(floored, rate, ca->quiet, ca->misses,
 				      shell_param(quiet_pct),
 				      shell_max_pacing_rate(sk));
-	withheld = quick > floored && others;
-	if (withheld)
+	if (quick > floored && others) {
+		shell_count(CC_MEASURE_QUIET_OTHERS);
 		quick = floored;
+	}
 	if (bdp)
 		shell_pace_start(sk, rate);
 	if (!bdp || !ca->pacing) {
@@ -606,8 +586,6 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 idle,
 		*cwnd = floor;
 		return 0;
 	}
-	if (withheld)
-		shell_count(CC_MEASURE_QUIET_OTHERS);
 	/* until the first ACK; the check judges the path against the rate */
 	if (quick > rate)
 		shell_pace_boost(sk, quick);

@@ -888,33 +888,6 @@ static inline u64 cp_floor_rate(u64 rate, u32 floor, u32 mss, u32 rtt_us,
 }
 
 /*
- * Whether a measured restart is a slow-start restart instead, with
- * ssr_floor (@on): its flight, leaving at @sent B/s, would take longer
- * than the minimum RTT @rtt_us to send the restart window @floor
- * (min(IW, cwnd) segments of @mss bytes) that a slow-start restart sends
- * at once, the ensemble did not divide its rate (@divided: that flight
- * keeps its share on purpose) and the last restarts toward the
- * destination did not come together (@company, cp_ensemble_company():
- * the first of another such run would burst beside the others' flights,
- * as many slow-start restarts at once do).  Such a rate is a share read
- * while others used the link, or a path whose BDP is below the restart
- * window.
- * Paced at it, the window takes more than a round trip, and the check's
- * round trip after the first ACK is paced at the same rate with the
- * window held, where a slow-start restart's burst leaves at once and its
- * ACKs grow the window by a segment each; a burst's ACKs also time the
- * bottleneck for the next restart's ACK-train rate.  It sends no more
- * than Linux's default restart does.  No RTT or MSS: not decided here.
- */
-static inline bool cp_measure_ssr(u64 sent, u32 floor, u32 mss, u32 rtt_us,
-				  bool divided, bool company, bool on)
-{
-	if (!on || divided || company || !sent)
-		return false;
-	return cp_floor_rate(sent, floor, mss, rtt_us, CP_U64_MAX) > sent;
-}
-
-/*
  * The rate, in B/s, at which a measured flight leaves until its first
  * ACK with quiet_pct: @pct % of its @rate when the connection's last
  * check passed with its lowest RTT at the path's minimum (@quiet: no
@@ -1817,19 +1790,6 @@ static inline bool cp_ensemble_recent(const struct cp_ensemble *e, u32 key,
 		return false;
 	last = e->start_us + e->last_us;
 	return now_us >= last && now_us - last < window_us;
-}
-
-/*
- * Whether the last run of restarts toward @key that slot @e holds came
- * together: at least two restarts, each within a quarter of the RTT of
- * the last (cp_ensemble_join()), asked before this restart joins.  A
- * destination whose restarts came together (a client that asks on all
- * its connections at once) is likely to see them come together again,
- * and the first of the next run cannot tell that others follow it.
- */
-static inline bool cp_ensemble_company(const struct cp_ensemble *e, u32 key)
-{
-	return e->key == key && e->n >= 2;
 }
 
 /*

@@ -144,9 +144,6 @@
  *         |  lowest sample, else srtt; halve: queued and
  *         |  cwnd < 3/4 rate * RTT / mss; with shared_rtt, instead
  *         |  of halve, BDP = rate * srtt / mss); no rate: ssr;
- *         |  ssr_floor, not divided: ssr when min(IW, cwnd) at the
- *         |  flight's rate would take longer than min RTT, unless
- *         |  the last run toward the destination had >= 2 restarts;
  *         |  room = min(cwnd before - rate * min RTT / mss,
  *         |  rate * (srtt - min RTT) / mss) - min(IW, cwnd), when
  *         |  not halved, misses 0 and queue_room; room = cwnd
@@ -259,20 +256,6 @@
  * link's own and its BDP is below the restart window, that window
  * builds a queue the paced flight does not, as a slow-start restart's
  * burst does; a flight the ensemble divided keeps its share.
- * The floor ends at the first ACK, and the check's round trip after it
- * holds the window and paces it at the flight's rate: still slower than
- * a slow-start restart, whose ACKs grow its window by a segment each.
- * ssr_floor=1 (counted in measure_ssr) makes such a restart a slow-start
- * restart instead, when its flight, not divided by the ensemble, would
- * take longer than the minimum RTT to send the restart window at the
- * rate it would leave at: that window at once, ACK-clocked, neither
- * paced nor checked, no more than Linux's default restart sends; its
- * ACK train times the bottleneck for the next restart's rate.  Not when
- * the last run of restarts toward the destination in the ensemble table
- * had two or more (counted in measure_ssr_together instead): a client
- * that asks on all its connections at once does so again, the first
- * restart of its next run cannot tell that others follow, and their
- * bursts together are what the ensemble divides.
  * On a quiet path the rate is the link's own, and a flight paced at it
  * is no faster than a burst: slower, wherever the pacing timer fires
  * late, since each late firing adds to the flight's time.  quiet_pct
@@ -690,18 +673,6 @@ static unsigned int cocktail_shared_rtt __read_mostly;
  */
 static unsigned int cocktail_pace_floor __read_mostly;
 /*
- * restart=measure: on, a flight that, not divided by the ensemble, would
- * take longer than a minimum RTT to send the restart window min(IW, cwnd)
- * at its rate is a slow-start restart instead (cp_measure_ssr()): that
- * window at once, ACK-clocked, neither paced nor checked; not when the
- * last restarts toward the destination came together.  Paced at such
- * a rate (a share read while others used the link) the window and the
- * check's round trip after it each take longer than the slow-start
- * restart it replaces.  Off by default until the bench's grids say what
- * it costs.
- */
-static unsigned int cocktail_ssr_floor __read_mostly;
-/*
  * restart=measure: on, the k-th of a quick run of restarts toward one
  * destination (each within a quarter of the RTT of the last, all within
  * one RTT) paces and sizes its flight at 1/k of its rate
@@ -973,9 +944,6 @@ MODULE_PARM_DESC(shared_rtt, "1: restart=measure sizes its flight as the rate ti
 module_param_cb(pace_floor, &cocktail_bool_ops, &cocktail_pace_floor, 0644);
 MODULE_PARM_DESC(pace_floor, "1: restart=measure sends its flight, until its first ACK, no slower than the restart window per minimum RTT; 0: at the rate (default 0)");
 
-module_param_cb(ssr_floor, &cocktail_bool_ops, &cocktail_ssr_floor, 0644);
-MODULE_PARM_DESC(ssr_floor, "1: restart=measure restarts as ssr when its flight would take longer than a minimum RTT to send the restart window; 0: paced at the rate (default 0)");
-
 module_param_cb(ensemble, &cocktail_bool_ops, &cocktail_ensemble, 0644);
 MODULE_PARM_DESC(ensemble, "1: restart=measure paces and sizes the k-th of the restarts toward one destination in a quick run (each within RTT/4 of the last, all within one RTT) at 1/k of its rate; 0: each at its own rate (default 1)");
 
@@ -1172,15 +1140,13 @@ static DEFINE_SPINLOCK(cocktail_ens_lock);
  * The place of this restart in the ensemble toward its destination (1:
  * the first, or ensemble=0), joining it; @span_us is the path's RTT.
  * *@others says whether the table held another restart toward the
- * destination within @window_us before this one, *@company whether the
- * last run toward it came together (cp_ensemble_company()); both false
- * with ensemble=0.  The key mixes in the network namespace's random
- * hash_mix: namespaces (the bench's hosts, containers) do not share
- * ensembles, and a peer cannot aim its addresses at one slot without
- * knowing that salt.
+ * destination within @window_us before this one (false with ensemble=0).
+ * The key mixes in the network namespace's random hash_mix: namespaces
+ * (the bench's hosts, containers) do not share ensembles, and a peer
+ * cannot aim its addresses at one slot without knowing that salt.
  */
 static u32 cocktail_ensemble_place(struct sock *sk, u32 span_us,
-				   u64 window_us, bool *others, bool *company)
+				   u64 window_us, bool *others)
 {
 	u32 salt = net_hash_mix(sock_net(sk)), key, place;
 	struct cp_ensemble *e;
@@ -1201,7 +1167,6 @@ static u32 cocktail_ensemble_place(struct sock *sk, u32 span_us,
 	now_us = tcp_clock_us();
 	spin_lock_bh(&cocktail_ens_lock);
 	*others = cp_ensemble_recent(e, key, now_us, window_us);
-	*company = cp_ensemble_company(e, key);
 	place = cp_ensemble_join(e, key, now_us, span_us, &evicted);
 	spin_unlock_bh(&cocktail_ens_lock);
 	if (evicted)
@@ -1234,7 +1199,6 @@ static u32 cocktail_ensemble_place(struct sock *sk, u32 span_us,
 #define COCKTAIL_PARAM_shared_burst	cocktail_shared_burst
 #define COCKTAIL_PARAM_shared_rtt	cocktail_shared_rtt
 #define COCKTAIL_PARAM_pace_floor	cocktail_pace_floor
-#define COCKTAIL_PARAM_ssr_floor	cocktail_ssr_floor
 #define COCKTAIL_PARAM_quiet_pct	cocktail_quiet_pct
 #define COCKTAIL_PARAM_ensemble		cocktail_ensemble
 
@@ -1269,8 +1233,8 @@ static u32 cocktail_ensemble_place(struct sock *sk, u32 span_us,
 #define shell_pace_boost(sk, rate)	cocktail_pace_boost(sk, rate)
 #define shell_pace_stop(sk, why, r)	cocktail_pace_stop(sk, why, r)
 #define shell_app_limited_decay_ok(sk)	cocktail_app_limited_decay_ok(sk)
-#define shell_ensemble(sk, span_us, window_us, others, company)	\
-	cocktail_ensemble_place(sk, span_us, window_us, others, company)
+#define shell_ensemble(sk, span_us, window_us, others)	\
+	cocktail_ensemble_place(sk, span_us, window_us, others)
 
 /*
  * snd_cwnd_stamp = now on every ACK and transmit start keeps the

@@ -742,27 +742,6 @@ static void test_measure(void)
 	CHECK_EQ(cp_floor_rate(0, 64, 65535, 1, CP_U64_MAX),
 		 64ULL * 65535 * 1000000);
 	/*
-	 * ssr_floor: a share of 170 kB/s would send 10 segments of 1448
-	 * bytes in 85 ms, longer than a 20 ms minimum RTT: ssr; at 724 kB/s
-	 * they take exactly the RTT, and at the link's 2.5 MB/s less: paced;
-	 * divided by the ensemble, off, without a rate, RTT or MSS: paced
-	 */
-	CHECK(cp_measure_ssr(170000, 10, 1448, 20000, false, false, true));
-	CHECK(cp_measure_ssr(723999, 10, 1448, 20000, false, false, true));
-	CHECK(!cp_measure_ssr(724000, 10, 1448, 20000, false, false, true));
-	CHECK(!cp_measure_ssr(2500000, 10, 1448, 20000, false, false, true));
-	CHECK(!cp_measure_ssr(170000, 10, 1448, 20000, true, false, true));
-	CHECK(!cp_measure_ssr(170000, 10, 1448, 20000, false, false, false));
-	CHECK(!cp_measure_ssr(0, 10, 1448, 20000, false, false, true));
-	CHECK(!cp_measure_ssr(170000, 10, 1448, 0, false, false, true));
-	CHECK(!cp_measure_ssr(170000, 10, 0, 20000, false, false, true));
-	CHECK(!cp_measure_ssr(170000, 0, 1448, 20000, false, false, true));
-	/* the last restarts toward the destination came together: paced */
-	CHECK(!cp_measure_ssr(170000, 10, 1448, 20000, false, true, true));
-	/* a 200 ms path: a share of 70 kB/s sends 10 segments in 207 ms */
-	CHECK(cp_measure_ssr(70000, 10, 1448, 200000, false, false, true));
-	CHECK(!cp_measure_ssr(73000, 10, 1448, 200000, false, false, true));
-	/*
 	 * quiet_pct: after a quiet check, misses 0, the rate times pct; a
 	 * faster choice of the other rules kept; not quiet, a miss or 100 %:
 	 * what the other rules chose; at most the cap, which a rate at or
@@ -1129,26 +1108,6 @@ static void test_ensemble(void)
 	CHECK(!cp_ensemble_recent(&e, kb, 2099999, 1500000));
 	/* a window of 0 holds nothing */
 	CHECK(!cp_ensemble_recent(&e, kb, 2100000, 0));
-
-	/*
-	 * Whether the last run toward the destination came together: empty,
-	 * one restart, or another destination's run: no; a quick run of two
-	 * or more, over or still going: yes, until a lone restart follows
-	 */
-	e.n = 0;
-	CHECK(!cp_ensemble_company(&e, ka));
-	cp_ensemble_join(&e, ka, 1000000, 100000, &ev);
-	CHECK(!cp_ensemble_company(&e, ka));
-	cp_ensemble_join(&e, ka, 1010000, 100000, &ev);
-	CHECK(cp_ensemble_company(&e, ka));
-	CHECK(!cp_ensemble_company(&e, kb));
-	cp_ensemble_join(&e, ka, 1020000, 100000, &ev);
-	CHECK(cp_ensemble_company(&e, ka));
-	cp_ensemble_join(&e, ka, 3000000, 100000, &ev);
-	CHECK(!cp_ensemble_company(&e, ka));
-	cp_ensemble_join(&e, ka, 5000000, 100000, &ev);
-	cp_ensemble_join(&e, kb, 5010000, 100000, &ev);
-	CHECK(!cp_ensemble_company(&e, ka));
 
 	/* the window: the idle period less one jiffy */
 	CHECK_EQ(cp_recent_window_us(375, 250), 1496000);

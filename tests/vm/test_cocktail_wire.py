@@ -109,11 +109,10 @@ def topo(cocktail):
 def params(**kw):
     """Set the build's parameters and check they read back; a test that
     does not name growth, nvp_s, pace_burst, queue_pct, check_rate_miss,
-    probe_pct, wnd_cap, pace_floor, ssr_floor or quiet_pct runs with
-    growth=reno, nvp_s=300, pace_burst=0 (flights paced from their first
-    segment), queue_pct=120, check_rate_miss=0, probe_pct=100, wnd_cap=1,
-    pace_floor=0, ssr_floor=0 and quiet_pct=100, whatever the test before
-    set."""
+    probe_pct, wnd_cap, pace_floor or quiet_pct runs with growth=reno,
+    nvp_s=300, pace_burst=0 (flights paced from their first segment),
+    queue_pct=120, check_rate_miss=0, probe_pct=100, wnd_cap=1,
+    pace_floor=0 and quiet_pct=100, whatever the test before set."""
     kw.setdefault("growth", "reno")
     kw.setdefault("queue_pct", 120)
     kw.setdefault("nvp_s", 300)
@@ -122,7 +121,6 @@ def params(**kw):
     kw.setdefault("probe_pct", 100)
     kw.setdefault("wnd_cap", 1)
     kw.setdefault("pace_floor", 0)
-    kw.setdefault("ssr_floor", 0)
     kw.setdefault("quiet_pct", 100)
     B.params(**kw)
 
@@ -938,12 +936,10 @@ def test_measure_quiet_path(cocktail, growth):
     sent (the kernel's send times) and the lowest RTT of those ACKs.
 
     Under both growths: the restart sizes its flight from the rate,
-    whichever growth filled the path before the idle period. With
-    ssr_floor=1 on: a flight that sends the restart window well within the
-    RTT stays paced and checked (measure_ssr does not count)."""
+    whichever growth filled the path before the idle period."""
     params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
            ssthresh_est=1, check_rtt_pct=125, check_rate_pct=75,
-           growth=growth, ssr_floor=1)
+           growth=growth)
 
     def run():
         with Topo(rtt=200, rate="10mbit", limit=15) as t:
@@ -995,8 +991,6 @@ def test_measure_quiet_path(cocktail, growth):
     assert retransmissions(r["burst_pkts"], t.server_addr) == 0, info
     assert verdict(r) == ["full"], info
     assert r["counters"]["check_full"] >= 1, (r["counters"], info)
-    # ssr_floor: a window that leaves within the RTT stays paced
-    assert r["counters"]["measure_ssr"] == 0, (r["counters"], info)
     assert r["counters"]["measure"] >= 1, (r["counters"], info)
     # the pass lets slow start go on to the flight's window (the restart's
     # rate times its path RTT, plus 2): ssthresh after the response (no
@@ -1571,7 +1565,7 @@ def test_rate_filter_ages(cocktail):
 
 
 @pytest.mark.core_on_module
-@pytest.mark.parametrize("floor", [0, 1, "ssr"])
+@pytest.mark.parametrize("floor", [0, 1])
 def test_measure_check_holds_restart_window(cocktail, floor):
     """A rate read on a slower link, restarted on a faster one: warm up at 1
     Mbit/s on a 20 ms path (200 segments), reshape the bottleneck to 20 Mbit/s,
@@ -1593,16 +1587,10 @@ def test_measure_check_holds_restart_window(cocktail, floor):
     pace_floor=1 the same flight leaves, until its first ACK, at the restart
     window per minimum RTT (the warm-up's, 22-34 ms): at least 6 of its 10
     segments before that ACK, counted in measure_floor; the verdict and window
-    are the same. With ssr_floor=1 (and pace_floor=0) a flight that would
-    take longer than the minimum RTT to send the restart window at its rate
-    is a slow-start restart: the restart event's window is 10 with no rate,
-    counted in measure_ssr, no check, and all 10 segments leave before the
-    first ACK. No retransmission in any case."""
-    ssr = floor == "ssr"
-    floor = 0 if ssr else floor
+    are the same. No retransmission either way."""
     params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
            ssthresh_est=1, check_rtt_pct=125, check_rate_pct=75,
-           pace_floor=floor, ssr_floor=int(ssr))
+           pace_floor=floor)
 
     def run():
         with Topo(rtt=20, rate="1mbit", limit=30) as t:
@@ -1616,20 +1604,11 @@ def test_measure_check_holds_restart_window(cocktail, floor):
 
     # about one attempt in two or three: up to ten
     r, _ = until_premise(
-        run, lambda a: floor or ssr or a["counters"]["check_held"] == 1, 10)
+        run, lambda a: floor or a["counters"]["check_held"] == 1, 10)
     fl = r["flight"]
     info = "flight %d segments; %s" % (len(fl), measure_info(r))
     assert [e["policy"] for _, e in r["restart"]] == ["measure"], info
     ev = r["restart"][-1][1]
-    assert r["counters"]["measure_ssr"] == int(ssr), info
-    if ssr:
-        assert int(ev["cwnd_after"]) == 10, info
-        assert int(ev["pacing_rate"]) == 0, info
-        assert not r["check"], info
-        assert r["counters"]["measure_floor"] == 0, info
-        assert len(fl) >= 10, info
-        assert r["retrans"] == 0, info
-        return
     # the premise: the restart window, checked at the old link's rate
     assert int(ev["cwnd_after"]) == 10, info
     assert 0 < int(ev["pacing_rate"]) <= 1.5e6 / 8, info
@@ -1800,76 +1779,6 @@ def test_ensemble(topo, ensemble, gap_ms):
             assert spacing[k - 1] <= 2 * mss / (0.8 * link), info
         assert r["counters"]["measure_ensemble"] == 0, info
     assert r["counters"]["ensemble_evict"] == 0, info
-
-
-def _ssr_floor_steps(t, cap, counters):
-    """In the client's namespace: three keep-alive connections to the
-    server, their pacing capped at CAP B/s by the server, each warmed up
-    alone (two 30-segment responses); then, 2 s idle before each, a
-    20-segment response on the first alone, on all three requested back
-    to back, on all three again, on the second alone and on the third
-    alone. Returns COUNTERS() before the steps and after each."""
-    conns = [Conn(t.server_addr, PORT) for _ in range(3)]
-    try:
-        ctl = Conn(t.server_addr, PORT)
-        try:
-            for c in conns:
-                ctl.set_max_pacing(c.s.getsockname()[1], cap)
-        finally:
-            ctl.close()
-        for c in conns:
-            c.fetch(30)
-            c.fetch(30)
-        snaps = [counters()]
-        for step in ([0], [0, 1, 2], [0, 1, 2], [1], [2]):
-            time.sleep(2.0)
-            for i in step:
-                conns[i].request(20)
-            for i in step:
-                conns[i].response()
-            snaps.append(counters())
-        return snaps
-    finally:
-        for c in conns:
-            c.close()
-
-
-def test_ssr_floor_together(topo):
-    """ssr_floor=1 and the ensemble's memory: a flight that would take
-    longer than the minimum RTT to send the restart window at its rate
-    restarts as ssr (measure_ssr), unless the last restarts toward the
-    destination came together (measure_ssr_together). The server caps
-    each connection's pacing at 100 kB/s (SO_MAX_PACING_RATE), so no
-    rate estimate reads above it and 10 segments at that rate take
-    145 ms on the 100 ms path. After a lone restart, three restarts
-    requested back to back (one quick run: the second and third divided,
-    measure_ensemble 2) make one slow-start restart, the first; the
-    same again, after that run of three, makes none and counts the
-    first in measure_ssr_together; a lone restart after it is held the
-    same way, and the next lone one, after a run of one, is ssr again.
-    A run whose restarts did not form one quick run (the guest scheduled
-    the server's threads apart) is run again."""
-    params(iw=10, restart="measure", cwv=0, pace_iw=0, pace_rate="max",
-           ssthresh_est=1, ensemble=1, ssr_floor=1)
-
-    def run():
-        snaps = in_ns(topo.client, _ssr_floor_steps, topo, 100000,
-                      B.counters, timeout=300)
-        return [counters_since(a, b) for a, b in zip(snaps, snaps[1:])]
-
-    def premise(d):
-        return d[1]["measure_ensemble"] == 2 and \
-            d[2]["measure_ensemble"] == 2
-
-    d, tries = until_premise(run, premise)
-    info = "per step %s, attempts %d" % (
-        [{k: v for k, v in x.items() if v and k.startswith("measure")}
-         for x in d], len(tries))
-    assert premise(d), info
-    assert [x["measure"] for x in d] == [1, 3, 3, 1, 1], info
-    got = [(x["measure_ssr"], x["measure_ssr_together"]) for x in d[1:]]
-    assert got == [(1, 0), (0, 1), (0, 1), (1, 0)], info
-    assert sum(x["ensemble_evict"] for x in d) == 0, info
 
 
 # destinations restarting within one RTT: 200 of them in the table's 256
