@@ -86,7 +86,8 @@ VM_KERNEL_TESTS ?= tests/vm/test_cocktail_module.py \
 	tests/vm/test_cocktail_wire.py::test_pace_rate \
 	tests/vm/test_cocktail_wire.py::test_pace_end_leaves_application_cap \
 	tests/vm/test_cocktail_bpf.py::test_parameters_as_the_module \
-	tests/vm/test_cocktail_bpf.py::test_load_errors_are_one_sentence
+	tests/vm/test_cocktail_bpf.py::test_load_errors_are_one_sentence \
+	tests/vm/test_cocktail_bpf.py::test_verifier_headroom
 vmcheck-kernel: deps-if-missing bpf
 	dev/vm-kernel --series 6.12 $(VM_KERNEL_TESTS)
 

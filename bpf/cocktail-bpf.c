@@ -2,7 +2,8 @@
 /*
  * cocktail-bpf: load, configure and watch the BPF build of cocktail.
  *
- *   cocktail-bpf load [--btf FILE] [-v]   register "cocktail_bpf"
+ *   cocktail-bpf load [--btf FILE] [--verifier-stats] [-v]
+ *                                         register "cocktail_bpf"
  *   cocktail-bpf unload                   unregister it
  *   cocktail-bpf status                   registered or not
  *   cocktail-bpf get [NAME]               parameters ("name value" lines)
@@ -16,6 +17,12 @@
  * unload deletes the map's element, which unregisters the algorithm, and
  * removes the pins.  Connections that use it keep it until they close,
  * as for every BPF congestion control.
+ *
+ * load --verifier-stats prints, for every program, the verifier's own
+ * count of the instructions it processed against the kernel's limit (one
+ * million): the restart path is long, and a change that brings it near
+ * the limit on one kernel may be refused by another, whose verifier
+ * explores more states.  It prints them whether the load succeeds or not.
  *
  * Parameters have the module's names, ranges and defaults; a set checks
  * every value first and writes nothing when one is invalid.  Events print
@@ -437,19 +444,78 @@ static const char *kernel_hz(void)
 	return kconfig;
 }
 
+/* The verifier's log level that holds only its statistics. */
+#define VERIFIER_LOG_STATS	4
+/* Room for the statistics' few lines, per program. */
+#define VERIFIER_STATS_LEN	1024
+
+/*
+ * Ask the kernel for every program's verifier statistics; returns the
+ * buffers, one per program in the object's order.
+ */
+static char *verifier_stats_ask(struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+	size_t n = 0, i = 0;
+	char *bufs;
+
+	bpf_object__for_each_program(prog, obj)
+		n++;
+	bufs = calloc(n ? n : 1, VERIFIER_STATS_LEN);
+	if (!bufs)
+		die("out of memory");
+	bpf_object__for_each_program(prog, obj) {
+		if (bpf_program__set_log_level(prog, VERIFIER_LOG_STATS) ||
+		    bpf_program__set_log_buf(prog, bufs + i * VERIFIER_STATS_LEN,
+					     VERIFIER_STATS_LEN))
+			die("cannot ask for the verifier's statistics");
+		i++;
+	}
+	return bufs;
+}
+
+/*
+ * "PROGRAM: processed N insns (limit L) ..." for every program the
+ * kernel verified, one line each, on stdout.
+ */
+static void verifier_stats_print(struct bpf_object *obj, const char *bufs)
+{
+	struct bpf_program *prog;
+	size_t i = 0;
+
+	bpf_object__for_each_program(prog, obj) {
+		const char *b = bufs + i++ * VERIFIER_STATS_LEN;
+		const char *line = strstr(b, "processed ");
+		int len;
+
+		if (!line)
+			continue;
+		len = (int)strcspn(line, "\n");
+		printf("%s: %.*s\n", bpf_program__name(prog), len, line);
+	}
+	fflush(stdout);
+}
+
 static int cmd_load(int argc, char **argv)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts);
 	const char *btf_path = KERNEL_BTF;
 	struct cocktail_bpf *skel;
 	struct bpf_link *link;
+	char *stats = NULL;
+	bool want_stats = false;
 	int c, err;
 
 	static const struct option lopts[] = {
 		{ "btf", required_argument, NULL, 'b' },
+		{ "verifier-stats", no_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	while ((c = getopt_long(argc, argv, "b:", lopts, NULL)) != -1) {
+		if (c == 's') {
+			want_stats = true;
+			continue;
+		}
 		if (c != 'b')
 			return 2;
 		btf_path = optarg;
@@ -465,7 +531,13 @@ static int cmd_load(int argc, char **argv)
 	skel = cocktail_bpf__open_opts(&opts);
 	if (!skel)
 		load_error("cannot open the BPF object", errno);
+	if (want_stats)
+		stats = verifier_stats_ask(skel->obj);
 	err = cocktail_bpf__load(skel);
+	if (stats) {
+		verifier_stats_print(skel->obj, stats);
+		free(stats);
+	}
 	if (err)
 		load_error("the kernel refused the BPF program", -err);
 	ensure_bpffs();
@@ -692,8 +764,9 @@ static int cmd_events(int argc, char **argv)
 
 static void usage(FILE *f)
 {
-	fputs("usage: cocktail-bpf [-v] load [--btf FILE] | unload | status | get [NAME] |\n"
-	      "                         set NAME=VALUE... | stats | events [-t SECONDS]\n",
+	fputs("usage: cocktail-bpf [-v] load [--btf FILE] [--verifier-stats] | unload | status |\n"
+	      "                         get [NAME] | set NAME=VALUE... | stats |\n"
+	      "                         events [-t SECONDS]\n",
 	      f);
 }
 

@@ -470,6 +470,25 @@ static __always_inline __u32 shell_ensemble(struct sock *sk, __u32 span_us,
 
 /* ---- the rest of the shell the core runs in (cocktail_core.h) ------ */
 
+/*
+ * A measured restart's plan (cp_measure_rate(), cp_measure_flight()) is
+ * made in functions of their own, global and not inlined: the verifier
+ * checks each once, with every input unknown, instead of once for each
+ * path through cwnd_event that leads to it, a product that grows with
+ * every rule of the plan and that later kernels' verifiers take further
+ * (6.12's came near its limit of a million instructions processed).
+ * Their argument may be NULL to the verifier.
+ */
+__noinline __u64 shell_measure_rate(struct cp_measure *m)
+{
+	return m ? cp_measure_rate(m) : 0;
+}
+
+__noinline __u32 shell_measure_flight(struct cp_measure *m)
+{
+	return m ? cp_measure_flight(m) : 0;
+}
+
 #define CK_FN static __always_inline
 /* The parameters are the global data above, by the same names. */
 #define shell_param(name)	(name)

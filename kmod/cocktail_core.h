@@ -35,6 +35,8 @@
  *                              ACK lowers the pacing rate to the flight's
  *   shell_pace_stop(sk, c, r)  end it; counter c, enum cocktail_pace_end r
  *   shell_app_limited_decay_ok(sk)  CA_Open and not send-buffer limited
+ *   shell_measure_rate(m), shell_measure_flight(m)
+ *                              cp_measure_rate(), cp_measure_flight()
  *   shell_ensemble(sk, span_us, window_us, &others)
  *                              this restart's place in the ensemble toward
  *                              its destination, joining it (1: ensemble=0);
@@ -490,118 +492,93 @@ next:
  * minimum RTT, not halved (cp_flight_rtt()).  The k-th of restarts toward
  * one destination in a quick run (ensemble, cp_ensemble_join()) sizes
  * and paces its flight at 1/k of the rate (cp_ensemble_rate()).  No
- * rate at all, or no pacing: ssr.  Returns the rate the flight is sized
- * and checked at (0: fell back to ssr); sets *cwnd.
+ * rate at all, or no pacing: ssr.  The arithmetic is cp_measure_rate()'s
+ * and cp_measure_flight()'s (shell_measure_rate(), _flight()); here the
+ * socket's values go in, the
+ * ensemble's place between the two, and pacing and counters come out.
+ * Returns the rate the flight is sized and checked at (0: fell back to
+ * ssr); sets *cwnd.
  */
 CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 idle,
 			     u32 *cwnd)
 {
 	struct cocktail *ca = shell_ca(sk);
 	const struct tcp_sock *tp = shell_tp(sk);
-	u32 floor = cp_restart_ssr(before, shell_iw_now(sk));
-	u32 path_rtt = ck_path_rtt_us(tp);
-	u32 halvings, rtt, room, frtt, place;
-	bool queued, shared, burst, over_srtt, others = false;
-	u64 rate, probed, sent, floored, quick;
+	struct cp_measure m = {};
+	bool others = false;
 	u32 bdp;
 
-	rate = cp_path_rate(ck_restart_rate(sk, before),
-			    cp_maxwin_get(&ca->cap), shell_max_pacing_rate(sk));
-	/* the last round's lowest RTT sample, else srtt */
-	rtt = cp_check_rtt_us(ca->low_rtt);
-	if (!rtt)
-		rtt = shell_srtt_us(tp);
-	queued = cp_queue_stood(rtt, shell_min_rtt_us(tp),
-				shell_param(queue_pct));
-	/* a queue others kept: the window does not explain it */
-	shared = queued && !cp_queue_own(before, rate, rtt, tp->mss_cache);
-	probed = cp_probe_rate(rate, ca->passed, ca->misses,
-			       shell_param(probe_pct), shell_max_pacing_rate(sk));
-	if (probed > rate)
-		shell_count(CC_MEASURE_PROBED);
-	rate = cp_wnd_rate(probed, shell_param(wnd_cap) && ca->rwnd,
-			   tp->snd_wnd, path_rtt);
-	if (rate < probed)
-		shell_count(CC_MEASURE_WND);
+	m.est = ck_restart_rate(sk, before);
+	m.train = cp_maxwin_get(&ca->cap);
+	m.cap = shell_max_pacing_rate(sk);
+	m.before = before;
+	m.floor = cp_restart_ssr(before, shell_iw_now(sk));
+	m.mss = tp->mss_cache;
+	m.srtt_us = shell_srtt_us(tp);
+	m.min_rtt_us = shell_min_rtt_us(tp);
+	m.path_rtt_us = ck_path_rtt_us(tp);
+	m.low_rtt_us = cp_check_rtt_us(ca->low_rtt);
+	m.snd_wnd = tp->snd_wnd;
+	m.misses = ca->misses;
+	m.passed = ca->passed;
+	m.quiet = ca->quiet;
+	m.rwnd = ca->rwnd;
+	m.queue_pct = shell_param(queue_pct);
+	m.probe_pct = shell_param(probe_pct);
+	m.quiet_pct = shell_param(quiet_pct);
+	m.wnd_cap = shell_param(wnd_cap);
+	m.queue_room = shell_param(queue_room);
+	m.pace_burst = shell_param(pace_burst);
+	m.shared_burst = shell_param(shared_burst);
+	m.shared_rtt = shell_param(shared_rtt);
+	m.pace_floor = shell_param(pace_floor);
 	/*
 	 * the k-th restart toward this destination in a quick run: 1/k;
 	 * and whether another restarted toward it during this idle period
 	 */
-	place = rate && path_rtt ?
-		shell_ensemble(sk, path_rtt,
-			       cp_recent_window_us(idle, shell_hz()), &others) :
-		1;
-	ca->divided = place > 1;
-	if (place > 1) {
-		rate = cp_ensemble_rate(rate, place);
+	m.place = 1;
+	if (shell_measure_rate(&m) && m.path_rtt_us)
+		m.place = shell_ensemble(sk, m.path_rtt_us,
+					 cp_recent_window_us(idle,
+							     shell_hz()),
+					 &others);
+	m.others = others;
+	if (m.flags & CP_MF_PROBED)
+		shell_count(CC_MEASURE_PROBED);
+	if (m.flags & CP_MF_WND)
+		shell_count(CC_MEASURE_WND);
+	ca->divided = m.place > 1;
+	if (ca->divided)
 		shell_count(CC_MEASURE_ENSEMBLE);
-	}
-	/* behind a queue others kept, over the RTT the flight meets */
-	frtt = cp_flight_rtt(path_rtt,
-			     cp_check_rtt_base(queued, shell_srtt_us(tp),
-					       path_rtt),
-			     shared, shell_param(shared_rtt));
-	over_srtt = frtt > path_rtt;
-	bdp = cp_bdp_segs(rate, frtt, tp->mss_cache);
-	halvings = cp_measure_halvings(ca->misses, shared && !over_srtt);
-	*cwnd = cp_measure_cwnd(bdp, halvings, floor);
-	/*
-	 * The room its own queue showed, less the restart window that
-	 * pace_burst sends at once; not behind a queue others kept, nor
-	 * after a failed check.
-	 */
-	room = 0;
-	if (shell_param(queue_room) && !shared && !ca->misses)
-		room = cp_queue_room(before, rate, shell_srtt_us(tp),
-				     shell_min_rtt_us(tp), tp->mss_cache);
-	if (shell_param(pace_burst))
-		room -= cp_min(room, floor);
-	/* behind a queue others kept, the whole flight at once */
-	burst = shared && shell_param(shared_burst);
-	room = cp_flight_room(room, *cwnd, shared, burst);
-	sent = cp_room_rate(rate, *cwnd, room, shell_max_pacing_rate(sk));
-	/* the restart window within a round trip, unless divided */
-	floored = sent;
-	if (shell_param(pace_floor) && !ca->divided)
-		floored = cp_floor_rate(sent, floor, tp->mss_cache, path_rtt,
-					shell_max_pacing_rate(sk));
-	/*
-	 * a little above the rate on a path the last check found quiet,
-	 * unless another connection's flight toward the destination went
-	 * out since: the path that check saw is not the one this flight meets
-	 */
-	quick = floored;
-	if (!queued && !ca->divided)
-		quick = cp_quiet_rate(floored, rate, ca->quiet, ca->misses,
-				      shell_param(quiet_pct),
-				      shell_max_pacing_rate(sk));
-	if (quick > floored && others) {
-		shell_count(CC_MEASURE_QUIET_OTHERS);
-		quick = floored;
-	}
+	bdp = shell_measure_flight(&m);
 	if (bdp)
-		shell_pace_start(sk, rate);
+		shell_pace_start(sk, m.rate);
 	if (!bdp || !ca->pacing) {
 		shell_count(CC_MEASURE_NO_RATE);
-		*cwnd = floor;
+		*cwnd = m.floor;
 		return 0;
 	}
+	*cwnd = m.cwnd;
 	/* until the first ACK; the check judges the path against the rate */
-	if (quick > rate)
-		shell_pace_boost(sk, quick);
-	if (sent > rate)
-		shell_count(burst ? CC_MEASURE_BURST : CC_MEASURE_ROOM);
-	if (floored > sent)
+	if (m.quick > m.rate)
+		shell_pace_boost(sk, m.quick);
+	if (m.flags & CP_MF_BURST)
+		shell_count(CC_MEASURE_BURST);
+	if (m.flags & CP_MF_ROOM)
+		shell_count(CC_MEASURE_ROOM);
+	if (m.flags & CP_MF_FLOOR)
 		shell_count(CC_MEASURE_FLOOR);
-	if (quick > floored)
+	if (m.flags & CP_MF_QUIET)
 		shell_count(CC_MEASURE_QUIET);
-	ca->queued = queued;
-	if (halvings > ca->misses)
+	if (m.flags & CP_MF_QUIET_OTHERS)
+		shell_count(CC_MEASURE_QUIET_OTHERS);
+	if (m.flags & CP_MF_QUEUED)
 		shell_count(CC_MEASURE_QUEUED);
-	if (over_srtt)
+	if (m.flags & CP_MF_SRTT)
 		shell_count(CC_MEASURE_SRTT);
+	ca->queued = m.queued;
 	ca->mstate = CM_FLIGHT;
-	return rate;
+	return m.rate;
 }
 
 /* ---- restart after idle -------------------------------------------- */

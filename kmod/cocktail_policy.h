@@ -1819,6 +1819,156 @@ static inline u64 cp_ensemble_rate(u64 rate, u32 place)
 	return cp_div_u64_rem(rate, place, &r);
 }
 
+/* What a measured restart's plan found (struct cp_measure's flags). */
+enum cp_measure_flag {
+	CP_MF_PROBED = 1U << 0,		/* rate raised, cp_probe_rate() */
+	CP_MF_WND = 1U << 1,		/* rate held to the peer's window */
+	CP_MF_ROOM = 1U << 2,		/* paced faster into its own room */
+	CP_MF_BURST = 1U << 3,		/* at once behind others' queue */
+	CP_MF_FLOOR = 1U << 4,		/* raised to the restart window's */
+	CP_MF_QUIET = 1U << 5,		/* above its rate, quiet path */
+	CP_MF_QUIET_OTHERS = 1U << 6,	/* not: others restarted meanwhile */
+	CP_MF_QUEUED = 1U << 7,		/* halved for others' queue */
+	CP_MF_SRTT = 1U << 8,		/* sized over srtt, others' queue */
+};
+
+/*
+ * A measured restart's plan: what the socket showed before the idle
+ * period and the parameters, in; the flight's rates and window, out.
+ * Made in two steps around the restart's place in the ensemble toward
+ * its destination, which is asked only when there is a rate:
+ * cp_measure_rate(), then cp_measure_flight().
+ */
+struct cp_measure {
+	/* in */
+	u64 est;		/* pace_rate's estimate, B/s */
+	u64 train;		/* the ACK trains' windowed max, B/s */
+	u64 cap;		/* the socket's pacing cap, B/s */
+	u32 before;		/* cwnd before the idle period, segments */
+	u32 floor;		/* a slow-start restart's window, segments */
+	u32 mss;		/* bytes */
+	u32 srtt_us;		/* srtt before the idle period, us */
+	u32 min_rtt_us;		/* the path's minimum, us; ~0U: no sample */
+	u32 path_rtt_us;	/* cp_path_rtt_us(), us */
+	u32 low_rtt_us;		/* the last round's lowest sample, us; 0 */
+	u32 snd_wnd;		/* the peer's window, bytes */
+	u32 misses;		/* failed checks remembered, 0..3 */
+	u32 place;		/* k-th restart of an ensemble; 1: alone */
+	u32 queue_pct;		/* parameters of the same names */
+	u32 probe_pct;
+	u32 quiet_pct;
+	bool passed;		/* last check passed with a queue under it */
+	bool quiet;		/* last check passed with none under it */
+	bool rwnd;		/* the peer's window held data back */
+	bool others;		/* another restarted toward the destination */
+	bool wnd_cap, queue_room, pace_burst, shared_burst, shared_rtt,
+	     pace_floor;	/* parameters of the same names */
+	/* out */
+	bool queued;		/* a queue stood before the idle period */
+	bool shared;		/* ... that the window does not explain */
+	u32 flags;		/* CP_MF_* */
+	u32 bdp;		/* the flight's BDP, segments; 0: no rate */
+	u32 cwnd;		/* the flight's window, segments */
+	u64 rate;		/* sized and checked at, B/s */
+	u64 quick;		/* paced at until the first ACK, B/s */
+};
+
+/*
+ * The first step: the rate a measured restart sizes its flight at
+ * (cp_path_rate(), cp_probe_rate(), cp_wnd_rate()), and whether a queue,
+ * and one others kept, stood before the idle period (cp_queue_stood() of
+ * the last round's lowest RTT sample, else srtt; cp_queue_own()).
+ * Returns the rate, B/s; 0: none.
+ */
+static inline u64 cp_measure_rate(struct cp_measure *m)
+{
+	u64 path, probed;
+	u32 rtt;
+
+	path = cp_path_rate(m->est, m->train, m->cap);
+	rtt = m->low_rtt_us ? m->low_rtt_us : m->srtt_us;
+	m->queued = cp_queue_stood(rtt, m->min_rtt_us, m->queue_pct);
+	/* a queue others kept: the window does not explain it */
+	m->shared = m->queued && !cp_queue_own(m->before, path, rtt, m->mss);
+	probed = cp_probe_rate(path, m->passed, m->misses, m->probe_pct,
+			       m->cap);
+	m->rate = cp_wnd_rate(probed, m->wnd_cap && m->rwnd, m->snd_wnd,
+			      m->path_rtt_us);
+	m->flags = 0;
+	if (probed > path)
+		m->flags |= CP_MF_PROBED;
+	if (m->rate < probed)
+		m->flags |= CP_MF_WND;
+	return m->rate;
+}
+
+/*
+ * The second step, with @m->place: the k-th restart of an ensemble sizes
+ * and paces at 1/k of the rate (cp_ensemble_rate()); the flight's window
+ * is the BDP over the RTT it meets (cp_flight_rtt(), cp_bdp_segs()),
+ * halved (cp_measure_halvings(), cp_measure_cwnd()); until its first ACK
+ * it leaves faster into the room its own queue showed (queue_room,
+ * cp_queue_room(), less the restart window that pace_burst sends at
+ * once), at once behind a queue others kept (shared_burst,
+ * cp_flight_room()), no slower than the restart window per minimum RTT
+ * (pace_floor, cp_floor_rate()) and, on a path the last check found
+ * quiet, at quiet_pct % of the rate (cp_quiet_rate()) unless another
+ * connection restarted toward the destination during the idle period;
+ * neither of the last two when the ensemble divided the rate.  Returns
+ * the BDP, segments; 0: no rate.
+ */
+static inline u32 cp_measure_flight(struct cp_measure *m)
+{
+	bool divided, over_srtt;
+	u64 sent, floored;
+	u32 frtt, room = 0;
+
+	divided = m->place > 1;
+	m->rate = cp_ensemble_rate(m->rate, m->place);
+	frtt = cp_flight_rtt(m->path_rtt_us,
+			     cp_check_rtt_base(m->queued, m->srtt_us,
+					       m->path_rtt_us),
+			     m->shared, m->shared_rtt);
+	over_srtt = frtt > m->path_rtt_us;
+	m->bdp = cp_bdp_segs(m->rate, frtt, m->mss);
+	m->cwnd = cp_measure_cwnd(m->bdp,
+				  cp_measure_halvings(m->misses,
+						      m->shared && !over_srtt),
+				  m->floor);
+	if (m->queue_room && !m->shared && !m->misses)
+		room = cp_queue_room(m->before, m->rate, m->srtt_us,
+				     m->min_rtt_us, m->mss);
+	if (m->pace_burst)
+		room -= cp_min(room, m->floor);
+	room = cp_flight_room(room, m->cwnd, m->shared, m->shared_burst);
+	sent = cp_room_rate(m->rate, m->cwnd, room, m->cap);
+	floored = sent;
+	if (m->pace_floor && !divided)
+		floored = cp_floor_rate(sent, m->floor, m->mss, m->path_rtt_us,
+					m->cap);
+	m->quick = floored;
+	if (!m->queued && !divided)
+		m->quick = cp_quiet_rate(floored, m->rate, m->quiet, m->misses,
+					 m->quiet_pct, m->cap);
+	if (m->quick > floored && m->others) {
+		m->flags |= CP_MF_QUIET_OTHERS;
+		m->quick = floored;
+	}
+	if (sent > m->rate)
+		m->flags |= m->shared && m->shared_burst ? CP_MF_BURST :
+							   CP_MF_ROOM;
+	if (floored > sent)
+		m->flags |= CP_MF_FLOOR;
+	if (m->quick > floored)
+		m->flags |= CP_MF_QUIET;
+	if (cp_measure_halvings(m->misses, m->shared && !over_srtt) >
+	    m->misses)
+		m->flags |= CP_MF_QUEUED;
+	if (over_srtt)
+		m->flags |= CP_MF_SRTT;
+	return m->bdp;
+}
+
 /*
  * Idle periods are counted in a coarse histogram of whole RTOs, buckets
  * [1, 2), [2, 4), [4, 8), [8, 16), [16, 32) and [32, inf) RTOs: whether

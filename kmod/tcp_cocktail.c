@@ -1212,6 +1212,8 @@ static u32 cocktail_ensemble_place(struct sock *sk, u32 span_us,
 #define shell_cwnd(tp)			cocktail_cwnd(tp)
 #define shell_set_cwnd(tp, cwnd)	cocktail_set_cwnd(tp, cwnd)
 #define shell_count(c)			cocktail_count(c)
+#define shell_measure_rate(m)		cp_measure_rate(m)
+#define shell_measure_flight(m)		cp_measure_flight(m)
 #define shell_jiffies()			tcp_jiffies32
 #define shell_hz()			HZ
 #define shell_jiffies_to_ms(j)		jiffies_to_msecs(j)

@@ -1152,11 +1152,162 @@ static void test_ensemble(void)
 	CHECK(evicted_n < 100);
 }
 
+/*
+ * A measured restart's plan on a 10 Mbit/s (1.25 MB/s), 100 ms path,
+ * 1448-byte segments, a window of 100 before the idle period: the rate,
+ * the window, the rates the flight leaves at, and what each rule adds.
+ */
+static struct cp_measure plan_base(void)
+{
+	struct cp_measure m = {
+		.est = 1250000, .cap = 1000000000, .before = 100, .floor = 10,
+		.mss = 1448, .srtt_us = 101000, .min_rtt_us = 100000,
+		.path_rtt_us = 100000, .place = 1, .queue_pct = 120,
+		.probe_pct = 100, .quiet_pct = 125, .pace_burst = true,
+	};
+	return m;
+}
+
+static u64 plan(struct cp_measure *m)
+{
+	u64 rate = cp_measure_rate(m);
+
+	if (cp_measure_flight(m) != m->bdp)
+		return ~0ULL;
+	return rate;
+}
+
+static void test_measure_plan(void)
+{
+	struct cp_measure m = plan_base();
+
+	/* a quiet path, the first restart: the BDP at the rate, + 2 */
+	CHECK_EQ(plan(&m), 1250000);
+	CHECK(!m.queued && !m.shared);
+	CHECK_EQ(m.bdp, 87);	/* 125000 B / 1448, rounded up */
+	CHECK_EQ(m.cwnd, 89);
+	CHECK_EQ(m.rate, 1250000);
+	CHECK_EQ(m.quick, 1250000);
+	CHECK_EQ(m.flags, 0);
+	/* the ACK trains' rate when higher; the socket's cap */
+	m = plan_base();
+	m.train = 1500000;
+	CHECK_EQ(plan(&m), 1500000);
+	m = plan_base();
+	m.cap = 1000000;
+	plan(&m);
+	CHECK_EQ(m.rate, 1000000);
+	CHECK_EQ(m.bdp, cp_bdp_segs(1000000, 100000, 1448));
+	/* no rate: no flight to size */
+	m = plan_base();
+	m.est = 0;
+	CHECK_EQ(plan(&m), 0);
+	CHECK_EQ(m.bdp, 0);
+	CHECK_EQ(m.cwnd, m.floor);
+	/* the last check found the path quiet: quiet_pct until the first ACK */
+	m = plan_base();
+	m.quiet = true;
+	plan(&m);
+	CHECK_EQ(m.rate, 1250000);
+	CHECK_EQ(m.quick, 1562500);
+	CHECK_EQ(m.flags, CP_MF_QUIET);
+	/* ... unless another restarted toward the destination meanwhile */
+	m.others = true;
+	plan(&m);
+	CHECK_EQ(m.quick, 1250000);
+	CHECK_EQ(m.flags, CP_MF_QUIET_OTHERS);
+	/* ... or after a miss */
+	m = plan_base();
+	m.quiet = true;
+	m.misses = 1;
+	plan(&m);
+	CHECK_EQ(m.quick, 1250000);
+	CHECK_EQ(m.cwnd, 87 / 2 + 2);
+	CHECK_EQ(m.flags, 0);
+	/* the second of an ensemble: half the rate, no quiet, no floor */
+	m = plan_base();
+	m.quiet = true;
+	m.pace_floor = true;
+	m.est = 200000;
+	m.place = 2;
+	plan(&m);
+	CHECK_EQ(m.rate, 100000);
+	CHECK_EQ(m.quick, 100000);
+	CHECK_EQ(m.bdp, cp_bdp_segs(100000, 100000, 1448));
+	CHECK_EQ(m.flags, 0);
+	/* alone, the floor: the restart window within a round trip */
+	m.place = 1;
+	m.quiet = false;
+	m.est = 50000;
+	plan(&m);
+	CHECK_EQ(m.rate, 50000);
+	CHECK_EQ(m.quick, 10ULL * 1448 * 1000000 / 100000);
+	CHECK_EQ(m.flags, CP_MF_FLOOR);
+	/* the peer's window held data back: a window per round trip */
+	m = plan_base();
+	m.wnd_cap = true;
+	m.rwnd = true;
+	m.snd_wnd = 65535;
+	CHECK_EQ(plan(&m), 655350);
+	CHECK_EQ(m.flags, CP_MF_WND);
+	m.wnd_cap = false;
+	CHECK_EQ(plan(&m), 1250000);
+	/* a passed check with a queue under it: probe_pct above the rate */
+	m = plan_base();
+	m.passed = true;
+	m.probe_pct = 150;
+	CHECK_EQ(plan(&m), 1875000);
+	CHECK_EQ(m.flags, CP_MF_PROBED);
+	/*
+	 * A queue the window does not explain (the last round's lowest RTT
+	 * 150 ms, a window of 10): shared, the BDP halved once ...
+	 */
+	m = plan_base();
+	m.low_rtt_us = 150000;
+	m.srtt_us = 150000;
+	m.before = 10;
+	plan(&m);
+	CHECK(m.queued && m.shared);
+	CHECK_EQ(m.cwnd, 87 / 2 + 2);
+	CHECK_EQ(m.quick, 1250000);
+	CHECK_EQ(m.flags, CP_MF_QUEUED);
+	/* ... or over srtt, not halved, with shared_rtt ... */
+	m.shared_rtt = true;
+	plan(&m);
+	CHECK_EQ(m.bdp, cp_bdp_segs(1250000, 150000, 1448));
+	CHECK_EQ(m.cwnd, m.bdp + 2);
+	CHECK_EQ(m.flags, CP_MF_SRTT);
+	/* ... and sent at once with shared_burst: at the socket's cap */
+	m.shared_burst = true;
+	plan(&m);
+	CHECK_EQ(m.quick, 1000000000);
+	CHECK_EQ(m.flags, CP_MF_SRTT | CP_MF_BURST);
+	/* a window of 120 queued its own 20 ms: into that room, faster */
+	m = plan_base();
+	m.queue_room = true;
+	m.before = 120;
+	m.srtt_us = 120000;
+	plan(&m);
+	CHECK(!m.queued);
+	/* room min(120 - 87, 25000 B / 1448) = 17, less the floor's 10 */
+	CHECK_EQ(m.quick, 1250000ULL * 89 / (89 - 7));
+	CHECK_EQ(m.flags, CP_MF_ROOM);
+	/* its own queue: not shared, not halved */
+	m = plan_base();
+	m.low_rtt_us = 130000;
+	m.srtt_us = 130000;
+	plan(&m);
+	CHECK(m.queued && !m.shared);
+	CHECK_EQ(m.cwnd, 89);
+	CHECK_EQ(m.flags, 0);
+}
+
 int main(void)
 {
 	test_mul();
 	test_ensemble();
 	test_measure();
+	test_measure_plan();
 	test_iw();
 	test_wrap();
 	test_restart();

@@ -10,6 +10,7 @@ controls: the connection keeps it, new sockets cannot pick it.
 Its behaviour on the wire is test_cocktail_wire's: every test there runs
 against both builds.
 """
+import re
 import socket
 
 import pytest
@@ -90,6 +91,43 @@ def test_load_errors_are_one_sentence(builds):
     msg = one_sentence(tool("load", check=False))
     assert "already registered" in msg, msg
     assert tool("status").stdout.strip() == "cocktail_bpf registered"
+
+
+# the programs of the struct_ops map, one per callback it fills
+PROGRAMS = {"cocktail_init", "cocktail_release", "cocktail_ssthresh",
+            "cocktail_undo_cwnd", "cocktail_cong_avoid", "cocktail_pkts_acked",
+            "cocktail_in_ack_event", "cocktail_cwnd_event",
+            "cocktail_min_tso_segs"}
+# the share of the verifier's limit a program may use: the restart path
+# (cwnd_event) is the longest, and the verifiers of later kernels explore
+# more states of the same code than 6.1's (6.12 several times as many),
+# so what one kernel takes close to the limit another refuses
+VERIFIER_HEADROOM = 0.25
+
+
+def test_verifier_headroom(builds):
+    """load --verifier-stats prints, for every program, the instructions
+    the kernel's verifier processed against its limit, and registers the
+    algorithm; on this kernel every program stays within
+    VERIFIER_HEADROOM of the limit."""
+    tool("unload")
+    try:
+        r = tool("load", "--verifier-stats")
+    finally:
+        if tool("status", check=False).returncode != 0:
+            tool("load")
+    assert tool("status").stdout.strip() == "cocktail_bpf registered"
+    print(r.stdout)
+    seen = {}
+    for line in r.stdout.splitlines():
+        m = re.match(r"(\w+): processed (\d+) insns \(limit (\d+)\)", line)
+        if m:
+            seen[m.group(1)] = (int(m.group(2)), int(m.group(3)))
+    assert set(seen) == PROGRAMS, r.stdout
+    kernel = sh("uname -r").stdout.strip()
+    for name, (done, limit) in seen.items():
+        assert 0 < done <= VERIFIER_HEADROOM * limit, \
+            "%s on %s: %d of %d; %s" % (name, kernel, done, limit, r.stdout)
 
 
 def test_parameters_as_the_module(builds):
