@@ -139,6 +139,7 @@ static const struct param params[] = {
 	  "0 or 1" },
 	{ "shared_rtt", P_UINT, OFF(shared_rtt), 0, 1, NULL, 0, "0 or 1" },
 	{ "pace_floor", P_UINT, OFF(pace_floor), 0, 1, NULL, 0, "0 or 1" },
+	{ "ssr_floor", P_UINT, OFF(ssr_floor), 0, 1, NULL, 0, "0 or 1" },
 	{ "quiet_pct", P_UINT, OFF(quiet_pct), 100, 200, NULL, 0,
 	  "100..200" },
 	{ "ensemble", P_UINT, OFF(ensemble), 0, 1, NULL, 0, "0 or 1" },

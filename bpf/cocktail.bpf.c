@@ -106,6 +106,7 @@ __u32 queue_room SEC(".data") = 0;
 __u32 shared_burst SEC(".data") = 0;
 __u32 shared_rtt SEC(".data") = 0;
 __u32 pace_floor SEC(".data") = 0;
+__u32 ssr_floor SEC(".data") = 0;
 __u32 quiet_pct = 125;
 __u32 ensemble = 1;
 

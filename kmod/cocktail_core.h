@@ -492,7 +492,10 @@ next:
  * minimum RTT, not halved (cp_flight_rtt()).  The k-th of restarts toward
  * one destination in a quick run (ensemble, cp_ensemble_join()) sizes
  * and paces its flight at 1/k of the rate (cp_ensemble_rate()).  No
- * rate at all, or no pacing: ssr.  The arithmetic is cp_measure_rate()'s
+ * rate at all, no pacing, or, with ssr_floor, a flight not divided that
+ * would take longer than a minimum RTT to send the restart window when
+ * another connection restarted toward the destination during the idle
+ * period (cp_measure_ssr()): ssr.  The arithmetic is cp_measure_rate()'s
  * and cp_measure_flight()'s (shell_measure_rate(), _flight()); here the
  * socket's values go in, the
  * ensemble's place between the two, and pacing and counters come out.
@@ -532,6 +535,7 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 idle,
 	m.shared_burst = shell_param(shared_burst);
 	m.shared_rtt = shell_param(shared_rtt);
 	m.pace_floor = shell_param(pace_floor);
+	m.ssr_floor = shell_param(ssr_floor);
 	/*
 	 * the k-th restart toward this destination in a quick run: 1/k;
 	 * and whether another restarted toward it during this idle period
@@ -551,6 +555,12 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 idle,
 	if (ca->divided)
 		shell_count(CC_MEASURE_ENSEMBLE);
 	bdp = shell_measure_flight(&m);
+	/* the restart window would take longer than a round trip: ssr */
+	if (m.flags & CP_MF_SSR) {
+		shell_count(CC_MEASURE_SSR);
+		*cwnd = m.floor;
+		return 0;
+	}
 	if (bdp)
 		shell_pace_start(sk, m.rate);
 	if (!bdp || !ca->pacing) {

@@ -888,6 +888,35 @@ static inline u64 cp_floor_rate(u64 rate, u32 floor, u32 mss, u32 rtt_us,
 }
 
 /*
+ * Whether a measured restart is a slow-start restart instead, with
+ * ssr_floor (@on): its flight, leaving at @sent B/s, would take longer
+ * than the minimum RTT @rtt_us to send the restart window @floor
+ * (min(IW, cwnd) segments of @mss bytes) that a slow-start restart sends
+ * at once, another connection restarted toward the destination during
+ * the idle period (@others, cp_ensemble_recent()) and the ensemble did
+ * not divide this one's rate (@divided: that flight keeps its share on
+ * purpose).  Such a rate is a share read while others used the link:
+ * the others toward the same destination show that the connection
+ * shares the path, and that they do not restart with it now.  Paced at
+ * it, the window takes more than a round trip, and the check's round
+ * trip after the first ACK is paced at the same rate with the window
+ * held, where a slow-start restart's burst leaves at once and its ACKs
+ * grow the window by a segment each; a burst's ACKs also time the
+ * bottleneck for the next restart's ACK-train rate.  It sends no more
+ * than Linux's default restart does.  A connection alone toward its
+ * destination stays paced: there such a rate is more likely the path's
+ * own, a BDP below the restart window, which a burst only queues.  No
+ * RTT or MSS: not decided here.
+ */
+static inline bool cp_measure_ssr(u64 sent, u32 floor, u32 mss, u32 rtt_us,
+				  bool divided, bool others, bool on)
+{
+	if (!on || divided || !others || !sent)
+		return false;
+	return cp_floor_rate(sent, floor, mss, rtt_us, CP_U64_MAX) > sent;
+}
+
+/*
  * The rate, in B/s, at which a measured flight leaves until its first
  * ACK with quiet_pct: @pct % of its @rate when the connection's last
  * check passed with its lowest RTT at the path's minimum (@quiet: no
@@ -1830,6 +1859,7 @@ enum cp_measure_flag {
 	CP_MF_QUIET_OTHERS = 1U << 6,	/* not: others restarted meanwhile */
 	CP_MF_QUEUED = 1U << 7,		/* halved for others' queue */
 	CP_MF_SRTT = 1U << 8,		/* sized over srtt, others' queue */
+	CP_MF_SSR = 1U << 9,		/* a slow-start restart instead */
 };
 
 /*
@@ -1862,7 +1892,7 @@ struct cp_measure {
 	bool rwnd;		/* the peer's window held data back */
 	bool others;		/* another restarted toward the destination */
 	bool wnd_cap, queue_room, pace_burst, shared_burst, shared_rtt,
-	     pace_floor;	/* parameters of the same names */
+	     pace_floor, ssr_floor;	/* parameters of the same names */
 	/* out */
 	bool queued;		/* a queue stood before the idle period */
 	bool shared;		/* ... that the window does not explain */
@@ -1914,8 +1944,12 @@ static inline u64 cp_measure_rate(struct cp_measure *m)
  * (pace_floor, cp_floor_rate()) and, on a path the last check found
  * quiet, at quiet_pct % of the rate (cp_quiet_rate()) unless another
  * connection restarted toward the destination during the idle period;
- * neither of the last two when the ensemble divided the rate.  Returns
- * the BDP, segments; 0: no rate.
+ * neither of the last two when the ensemble divided the rate.  With
+ * ssr_floor, a flight that would take longer than the minimum RTT to
+ * send the restart window, another connection having restarted toward
+ * the destination meanwhile, is a slow-start restart (CP_MF_SSR,
+ * cp_measure_ssr()) and none of the rates apply.  Returns the BDP,
+ * segments; 0: no rate.
  */
 static inline u32 cp_measure_flight(struct cp_measure *m)
 {
@@ -1942,6 +1976,11 @@ static inline u32 cp_measure_flight(struct cp_measure *m)
 		room -= cp_min(room, m->floor);
 	room = cp_flight_room(room, m->cwnd, m->shared, m->shared_burst);
 	sent = cp_room_rate(m->rate, m->cwnd, room, m->cap);
+	if (cp_measure_ssr(sent, m->floor, m->mss, m->path_rtt_us, divided,
+			   m->others, m->ssr_floor)) {
+		m->flags |= CP_MF_SSR;
+		return m->bdp;
+	}
 	floored = sent;
 	if (m->pace_floor && !divided)
 		floored = cp_floor_rate(sent, m->floor, m->mss, m->path_rtt_us,

@@ -186,6 +186,7 @@ enum cocktail_counter {
 	CC_MEASURE_BURST,	/* measure: flight at once behind others' queue */
 	CC_MEASURE_SRTT,	/* measure: flight sized over srtt, others' queue */
 	CC_MEASURE_FLOOR,	/* measure: restart window within one min RTT */
+	CC_MEASURE_SSR,		/* measure: window slower than a round trip: ssr */
 	CC_MEASURE_QUIET,	/* measure: flight above its rate, quiet path */
 	CC_MEASURE_QUIET_OTHERS, /* ... not: others restarted toward its peer */
 	CC_MEASURE_ENSEMBLE,	/* measure: flight at 1/k, k-th toward its peer */
@@ -273,6 +274,7 @@ static const char * const cocktail_counter_names[CC_NR] = {
 	[CC_MEASURE_BURST] = "measure_burst",
 	[CC_MEASURE_SRTT] = "measure_srtt",
 	[CC_MEASURE_FLOOR] = "measure_floor",
+	[CC_MEASURE_SSR] = "measure_ssr",
 	[CC_MEASURE_QUIET] = "measure_quiet",
 	[CC_MEASURE_QUIET_OTHERS] = "measure_quiet_others",
 	[CC_MEASURE_ENSEMBLE] = "measure_ensemble",

@@ -144,6 +144,9 @@
  *         |  lowest sample, else srtt; halve: queued and
  *         |  cwnd < 3/4 rate * RTT / mss; with shared_rtt, instead
  *         |  of halve, BDP = rate * srtt / mss); no rate: ssr;
+ *         |  ssr_floor, not divided, another restart toward the
+ *         |  destination while idle: ssr when min(IW, cwnd) at the
+ *         |  flight's rate would take longer than min RTT;
  *         |  room = min(cwnd before - rate * min RTT / mss,
  *         |  rate * (srtt - min RTT) / mss) - min(IW, cwnd), when
  *         |  not halved, misses 0 and queue_room; room = cwnd
@@ -256,6 +259,19 @@
  * link's own and its BDP is below the restart window, that window
  * builds a queue the paced flight does not, as a slow-start restart's
  * burst does; a flight the ensemble divided keeps its share.
+ * The floor ends at the first ACK, and the check's round trip after it
+ * holds the window and paces it at the flight's rate: still slower than
+ * a slow-start restart, whose ACKs grow its window by a segment each.
+ * ssr_floor=1 (counted in measure_ssr) makes such a restart a slow-start
+ * restart instead, when its flight, not divided by the ensemble, would
+ * take longer than the minimum RTT to send the restart window at the
+ * rate it would leave at and another connection restarted toward the
+ * destination during the idle period: that window at once, ACK-clocked,
+ * neither paced nor checked, no more than Linux's default restart sends;
+ * its ACK train times the bottleneck for the next restart's rate.  The
+ * others toward the destination say the rate is a share of a path they
+ * use too; a connection alone toward it keeps the paced flight, since
+ * its rate is more likely the path's own.
  * On a quiet path the rate is the link's own, and a flight paced at it
  * is no faster than a burst: slower, wherever the pacing timer fires
  * late, since each late firing adds to the flight's time.  quiet_pct
@@ -673,6 +689,19 @@ static unsigned int cocktail_shared_rtt __read_mostly;
  */
 static unsigned int cocktail_pace_floor __read_mostly;
 /*
+ * restart=measure: on, a flight that, not divided by the ensemble, would
+ * take longer than a minimum RTT to send the restart window min(IW, cwnd)
+ * at its rate, when another connection restarted toward the destination
+ * during the idle period, is a slow-start restart instead
+ * (cp_measure_ssr()): that window at once, ACK-clocked, neither paced
+ * nor checked.  Paced at such
+ * a rate (a share read while others used the link) the window and the
+ * check's round trip after it each take longer than the slow-start
+ * restart it replaces.  Off by default until the bench's grids say what
+ * it costs.
+ */
+static unsigned int cocktail_ssr_floor __read_mostly;
+/*
  * restart=measure: on, the k-th of a quick run of restarts toward one
  * destination (each within a quarter of the RTT of the last, all within
  * one RTT) paces and sizes its flight at 1/k of its rate
@@ -944,6 +973,9 @@ MODULE_PARM_DESC(shared_rtt, "1: restart=measure sizes its flight as the rate ti
 module_param_cb(pace_floor, &cocktail_bool_ops, &cocktail_pace_floor, 0644);
 MODULE_PARM_DESC(pace_floor, "1: restart=measure sends its flight, until its first ACK, no slower than the restart window per minimum RTT; 0: at the rate (default 0)");
 
+module_param_cb(ssr_floor, &cocktail_bool_ops, &cocktail_ssr_floor, 0644);
+MODULE_PARM_DESC(ssr_floor, "1: restart=measure restarts as ssr when its flight would take longer than a minimum RTT to send the restart window and another connection restarted toward the destination while it was idle; 0: paced at the rate (default 0)");
+
 module_param_cb(ensemble, &cocktail_bool_ops, &cocktail_ensemble, 0644);
 MODULE_PARM_DESC(ensemble, "1: restart=measure paces and sizes the k-th of the restarts toward one destination in a quick run (each within RTT/4 of the last, all within one RTT) at 1/k of its rate; 0: each at its own rate (default 1)");
 
@@ -1199,6 +1231,7 @@ static u32 cocktail_ensemble_place(struct sock *sk, u32 span_us,
 #define COCKTAIL_PARAM_shared_burst	cocktail_shared_burst
 #define COCKTAIL_PARAM_shared_rtt	cocktail_shared_rtt
 #define COCKTAIL_PARAM_pace_floor	cocktail_pace_floor
+#define COCKTAIL_PARAM_ssr_floor	cocktail_ssr_floor
 #define COCKTAIL_PARAM_quiet_pct	cocktail_quiet_pct
 #define COCKTAIL_PARAM_ensemble		cocktail_ensemble
 

@@ -98,7 +98,10 @@ DEMO_CWV0 = [Policy("cocktail-%s-cwv0" % r, "cocktail", 1,
 # cocktail-shared-rtt-burst: both; and cocktail-noensemble: ensemble=0,
 # every restart at its own rate, also the k-th of a quick run toward one
 # destination; cocktail-floor: pace_floor=1, until its first ACK the
-# flight leaves no slower than the restart window per minimum RTT; and
+# flight leaves no slower than the restart window per minimum RTT;
+# cocktail-ssr-floor: ssr_floor=1, a flight that would take longer than
+# a minimum RTT to send the restart window restarts as ssr when another
+# connection restarted toward the destination while it was idle; and
 # cocktail-quiet: quiet_pct=125, until its first ACK the flight leaves at
 # 1.25 times its rate once a check found the path quiet, the default's
 # value, named for the runs made before it was; cocktail-noquiet:
@@ -136,6 +139,7 @@ MEASURE = [Policy("cocktail-measure", "cocktail", 1, "cocktail restart=measure",
                ("shared-rtt-burst", {"shared_rtt": 1, "shared_burst": 1}),
                ("noensemble", {"ensemble": 0}),
                ("floor", {"pace_floor": 1}),
+               ("ssr-floor", {"ssr_floor": 1}),
                ("quiet", {"quiet_pct": 125}),
                ("noquiet", {"quiet_pct": 100}))]
 # growth=cubic (CUBIC, RFC 9438, with HyStart++) beside growth=reno, each
@@ -358,7 +362,8 @@ def profile_text(policy, extra_params=None):
 STATE = REPO / "build" / "bench" / "tune"
 # parameters only some policies name (growth, Chan's iw=2, ssthresh_est,
 # pace_burst, check_rate_pct, check_rate_miss, probe_pct, wnd_cap,
-# queue_room, shared_burst, shared_rtt, pace_floor, quiet_pct, ensemble,
+# queue_room, shared_burst, shared_rtt, pace_floor, ssr_floor, quiet_pct,
+# ensemble,
 # queue_pct): a policy that
 # does not name one runs with it reset, so a
 # setting does not carry over from the policy before; growth to reno (every
@@ -366,8 +371,8 @@ STATE = REPO / "build" / "bench" / "tune"
 # compared under NewReno growth), the others to their defaults
 CARRIED = ("growth", "iw", "ssthresh_est", "pace_burst", "check_rate_pct",
            "check_rate_miss", "probe_pct", "wnd_cap", "queue_room",
-           "shared_burst", "shared_rtt", "pace_floor", "quiet_pct", "ensemble",
-           "queue_pct")
+           "shared_burst", "shared_rtt", "pace_floor", "ssr_floor", "quiet_pct",
+           "ensemble", "queue_pct")
 
 
 def carried():

@@ -610,7 +610,7 @@ def _auto_vs_chosen_md(rows):
 DECISIONS = ("ssr", "decay", "keep", "pace", "measure", "auto_ssr",
              "auto_pace", "measure_no_rate", "measure_queued",
              "measure_probed", "measure_wnd", "measure_room",
-             "measure_burst", "measure_srtt", "measure_floor",
+             "measure_burst", "measure_srtt", "measure_floor", "measure_ssr",
              "measure_quiet", "measure_quiet_others",
              "measure_ensemble",
              "check_full", "check_rtt",

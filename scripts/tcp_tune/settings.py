@@ -69,6 +69,7 @@ MODULE_PARAMS = {
         "shared_burst": v_bool,
         "shared_rtt": v_bool,
         "pace_floor": v_bool,
+        "ssr_floor": v_bool,
         "quiet_pct": v_range(100, 200),
         "ensemble": v_bool,
         "nvp_s": v_range(1, 3600),

@@ -742,6 +742,28 @@ static void test_measure(void)
 	CHECK_EQ(cp_floor_rate(0, 64, 65535, 1, CP_U64_MAX),
 		 64ULL * 65535 * 1000000);
 	/*
+	 * ssr_floor: a share of 170 kB/s would send 10 segments of 1448
+	 * bytes in 85 ms, longer than a 20 ms minimum RTT: ssr, when another
+	 * connection restarted toward the destination meanwhile; at 724 kB/s
+	 * they take exactly the RTT, and at the link's 2.5 MB/s less: paced;
+	 * alone toward the destination, divided by the ensemble, off,
+	 * without a rate, RTT or MSS: paced
+	 */
+	CHECK(cp_measure_ssr(170000, 10, 1448, 20000, false, true, true));
+	CHECK(cp_measure_ssr(723999, 10, 1448, 20000, false, true, true));
+	CHECK(!cp_measure_ssr(724000, 10, 1448, 20000, false, true, true));
+	CHECK(!cp_measure_ssr(2500000, 10, 1448, 20000, false, true, true));
+	CHECK(!cp_measure_ssr(170000, 10, 1448, 20000, false, false, true));
+	CHECK(!cp_measure_ssr(170000, 10, 1448, 20000, true, true, true));
+	CHECK(!cp_measure_ssr(170000, 10, 1448, 20000, false, true, false));
+	CHECK(!cp_measure_ssr(0, 10, 1448, 20000, false, true, true));
+	CHECK(!cp_measure_ssr(170000, 10, 1448, 0, false, true, true));
+	CHECK(!cp_measure_ssr(170000, 10, 0, 20000, false, true, true));
+	CHECK(!cp_measure_ssr(170000, 0, 1448, 20000, false, true, true));
+	/* a 200 ms path: a share of 70 kB/s sends 10 segments in 207 ms */
+	CHECK(cp_measure_ssr(70000, 10, 1448, 200000, false, true, true));
+	CHECK(!cp_measure_ssr(73000, 10, 1448, 200000, false, true, true));
+	/*
 	 * quiet_pct: after a quiet check, misses 0, the rate times pct; a
 	 * faster choice of the other rules kept; not quiet, a miss or 100 %:
 	 * what the other rules chose; at most the cap, which a rate at or
@@ -1235,6 +1257,28 @@ static void test_measure_plan(void)
 	CHECK_EQ(m.quick, 100000);
 	CHECK_EQ(m.bdp, cp_bdp_segs(100000, 100000, 1448));
 	CHECK_EQ(m.flags, 0);
+	/*
+	 * ssr_floor: 10 segments at 100 kB/s take 145 ms, longer than the
+	 * 100 ms RTT; a slow-start restart once another connection restarted
+	 * toward the destination, not divided; the flight's rates unset
+	 */
+	m = plan_base();
+	m.est = 100000;
+	m.ssr_floor = true;
+	m.others = true;
+	m.place = 2;
+	plan(&m);
+	CHECK_EQ(m.flags, 0);
+	CHECK_EQ(m.quick, 50000);
+	m.place = 1;
+	plan(&m);
+	CHECK_EQ(m.flags, CP_MF_SSR);
+	m.others = false;
+	plan(&m);
+	CHECK_EQ(m.flags, 0);
+	CHECK_EQ(m.quick, 100000);
+	m = plan_base();
+	m.pace_floor = true;
 	/* alone, the floor: the restart window within a round trip */
 	m.place = 1;
 	m.quiet = false;

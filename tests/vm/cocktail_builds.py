@@ -30,7 +30,7 @@ PARAMS = ("iw", "restart", "auto_rtt_us", "queue_pct", "growth",
           "pace_rate", "cwv", "pace_iw", "pace_burst", "ssthresh_est",
           "check_rtt_pct", "check_rate_pct", "check_rate_miss", "probe_pct",
           "wnd_cap", "queue_room", "shared_burst", "shared_rtt", "pace_floor",
-          "quiet_pct", "ensemble", "nvp_s")
+          "ssr_floor", "quiet_pct", "ensemble", "nvp_s")
 
 
 def _allow(ca):

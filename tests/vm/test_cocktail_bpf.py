@@ -47,7 +47,8 @@ def test_bad_parameter_refused(builds):
                 "growth=bic", "ssthresh_est=2", "check_rtt_pct=100",
                 "check_rate_pct=100", "check_rate_miss=2", "probe_pct=99",
                 "wnd_cap=2", "queue_room=2", "shared_burst=2",
-                "shared_rtt=2", "pace_floor=2", "quiet_pct=201",
+                "shared_rtt=2", "pace_floor=2", "ssr_floor=2",
+                "quiet_pct=201",
                 "ensemble=2",
                 "nosuch=1", "iw"):
         r = tool("set", "restart=pace", bad, check=False)

@@ -41,15 +41,16 @@ ALL_PARAMS = ("iw", "restart", "auto_rtt_us", "queue_pct", "cwv", "pace_iw",
               "pace_burst", "pace_rate", "ssthresh_est", "check_rtt_pct",
               "check_rate_pct", "check_rate_miss", "probe_pct", "wnd_cap",
               "queue_room", "shared_burst", "shared_rtt", "pace_floor",
-              "quiet_pct", "ensemble", "growth", "nvp_s", "stats")
+              "ssr_floor", "quiet_pct", "ensemble", "growth", "nvp_s",
+              "stats")
 DEFAULTS = {"iw": "10", "restart": "measure", "auto_rtt_us": "100000",
             "queue_pct": "120", "cwv": "1", "pace_iw": "0",
             "pace_burst": "1", "pace_rate": "max", "ssthresh_est": "1",
             "check_rtt_pct": "125", "check_rate_pct": "75",
             "check_rate_miss": "0", "probe_pct": "100", "wnd_cap": "1",
             "queue_room": "0", "shared_burst": "0", "shared_rtt": "0",
-            "pace_floor": "0", "quiet_pct": "125", "ensemble": "1",
-            "growth": "reno", "nvp_s": "300"}
+            "pace_floor": "0", "ssr_floor": "0", "quiet_pct": "125",
+            "ensemble": "1", "growth": "reno", "nvp_s": "300"}
 INVALID = {
     "iw": ["0", "65", "-1", "abc", "rfc", "rfc3390x", "10x", "4294967306",
            ""],
@@ -71,6 +72,7 @@ INVALID = {
     "shared_burst": ["2", "-1", "on", "1x", ""],
     "shared_rtt": ["2", "-1", "yes", "0x", ""],
     "pace_floor": ["2", "-1", "on", "1.0", ""],
+    "ssr_floor": ["2", "-1", "yes", "0.0", ""],
     "quiet_pct": ["99", "201", "0", "x", "1.25", "125%", ""],
     "ensemble": ["2", "-1", "off", "1x", ""],
     "growth": ["", "Cubic", "bic", "reno,cubic", "1", "cubic2"],
@@ -97,6 +99,7 @@ VALID = {
     "shared_burst": [("1", "1"), ("0", "0")],
     "shared_rtt": [("1", "1"), ("0", "0")],
     "pace_floor": [("1", "1"), ("0", "0")],
+    "ssr_floor": [("1", "1"), ("0", "0")],
     "quiet_pct": [("200", "200"), ("125", "125"), ("100", "100")],
     # 1 last: the default
     "ensemble": [("0", "0"), ("1", "1")],
@@ -108,7 +111,7 @@ STAT_NAMES = ("ssr", "decay", "keep", "pace", "measure", "auto_ssr",
               "auto_pace", "queue_ssr", "queue_pace", "pace_ended",
               "measure_no_rate", "measure_queued", "measure_probed",
               "measure_wnd", "measure_room", "measure_burst", "measure_srtt",
-              "measure_floor", "measure_quiet", "measure_quiet_others",
+              "measure_floor", "measure_ssr", "measure_quiet", "measure_quiet_others",
               "measure_ensemble", "ensemble_evict",
               "check_full", "check_rtt", "check_rate", "check_loss",
               "check_held", "ssthresh_est", "hystart_css", "hystart_resume",
@@ -288,7 +291,8 @@ def test_invalid_sysfs_writes_fail_and_keep_old_value(fresh):
             "check_rtt_pct": "200", "check_rate_pct": "50",
             "check_rate_miss": "1", "probe_pct": "150", "wnd_cap": "0",
             "queue_room": "1", "shared_burst": "1", "shared_rtt": "1",
-            "pace_floor": "1", "quiet_pct": "150", "ensemble": "0",
+            "pace_floor": "1", "ssr_floor": "1", "quiet_pct": "150",
+            "ensemble": "0",
             "growth": "cubic", "nvp_s": "60"}
     assert sorted(olds) == sorted(INVALID)
     for name, value in olds.items():

@@ -109,10 +109,11 @@ def topo(cocktail):
 def params(**kw):
     """Set the build's parameters and check they read back; a test that
     does not name growth, nvp_s, pace_burst, queue_pct, check_rate_miss,
-    probe_pct, wnd_cap, pace_floor or quiet_pct runs with growth=reno,
-    nvp_s=300, pace_burst=0 (flights paced from their first segment),
-    queue_pct=120, check_rate_miss=0, probe_pct=100, wnd_cap=1,
-    pace_floor=0 and quiet_pct=100, whatever the test before set."""
+    probe_pct, wnd_cap, pace_floor, ssr_floor or quiet_pct runs with
+    growth=reno, nvp_s=300, pace_burst=0 (flights paced from their first
+    segment), queue_pct=120, check_rate_miss=0, probe_pct=100, wnd_cap=1,
+    pace_floor=0, ssr_floor=0 and quiet_pct=100, whatever the test before
+    set."""
     kw.setdefault("growth", "reno")
     kw.setdefault("queue_pct", 120)
     kw.setdefault("nvp_s", 300)
@@ -121,6 +122,7 @@ def params(**kw):
     kw.setdefault("probe_pct", 100)
     kw.setdefault("wnd_cap", 1)
     kw.setdefault("pace_floor", 0)
+    kw.setdefault("ssr_floor", 0)
     kw.setdefault("quiet_pct", 100)
     B.params(**kw)
 
@@ -936,10 +938,12 @@ def test_measure_quiet_path(cocktail, growth):
     sent (the kernel's send times) and the lowest RTT of those ACKs.
 
     Under both growths: the restart sizes its flight from the rate,
-    whichever growth filled the path before the idle period."""
+    whichever growth filled the path before the idle period. With
+    ssr_floor=1 on: a flight that sends the restart window well within the
+    RTT stays paced and checked (measure_ssr does not count)."""
     params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
            ssthresh_est=1, check_rtt_pct=125, check_rate_pct=75,
-           growth=growth)
+           growth=growth, ssr_floor=1)
 
     def run():
         with Topo(rtt=200, rate="10mbit", limit=15) as t:
@@ -991,6 +995,8 @@ def test_measure_quiet_path(cocktail, growth):
     assert retransmissions(r["burst_pkts"], t.server_addr) == 0, info
     assert verdict(r) == ["full"], info
     assert r["counters"]["check_full"] >= 1, (r["counters"], info)
+    # ssr_floor: a window that leaves within the RTT stays paced
+    assert r["counters"]["measure_ssr"] == 0, (r["counters"], info)
     assert r["counters"]["measure"] >= 1, (r["counters"], info)
     # the pass lets slow start go on to the flight's window (the restart's
     # rate times its path RTT, plus 2): ssthresh after the response (no
@@ -1587,10 +1593,12 @@ def test_measure_check_holds_restart_window(cocktail, floor):
     pace_floor=1 the same flight leaves, until its first ACK, at the restart
     window per minimum RTT (the warm-up's, 22-34 ms): at least 6 of its 10
     segments before that ACK, counted in measure_floor; the verdict and window
-    are the same. No retransmission either way."""
+    are the same. No retransmission either way. With ssr_floor=1 too the
+    same: the connection is alone toward its destination
+    (test_ssr_floor_others)."""
     params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
            ssthresh_est=1, check_rtt_pct=125, check_rate_pct=75,
-           pace_floor=floor)
+           pace_floor=floor, ssr_floor=1)
 
     def run():
         with Topo(rtt=20, rate="1mbit", limit=30) as t:
@@ -1609,6 +1617,7 @@ def test_measure_check_holds_restart_window(cocktail, floor):
     info = "flight %d segments; %s" % (len(fl), measure_info(r))
     assert [e["policy"] for _, e in r["restart"]] == ["measure"], info
     ev = r["restart"][-1][1]
+    assert r["counters"]["measure_ssr"] == 0, info
     # the premise: the restart window, checked at the old link's rate
     assert int(ev["cwnd_after"]) == 10, info
     assert 0 < int(ev["pacing_rate"]) <= 1.5e6 / 8, info
@@ -1784,6 +1793,78 @@ def test_ensemble(topo, ensemble, gap_ms):
             assert spacing[k - 1] <= 2 * mss / (0.8 * link), info
         assert r["counters"]["measure_ensemble"] == 0, info
     assert r["counters"]["ensemble_evict"] == 0, info
+
+
+def _ssr_floor_steps(t, cap, counters):
+    """In the client's namespace: two keep-alive connections to the
+    server, their pacing capped at CAP B/s by the server, each warmed up
+    alone (two 30-segment responses); then, 2 s idle before each, a
+    20-segment response on the first, on the second, on the first and on
+    the first again. Returns the second's client port, COUNTERS()
+    before the steps and after each, and the wall-clock time before each
+    step's request."""
+    conns = [Conn(t.server_addr, PORT) for _ in range(2)]
+    try:
+        ctl = Conn(t.server_addr, PORT)
+        try:
+            for c in conns:
+                ctl.set_max_pacing(c.s.getsockname()[1], cap)
+        finally:
+            ctl.close()
+        for c in conns:
+            c.fetch(30)
+            c.fetch(30)
+        snaps, times = [counters()], []
+        for i in (0, 1, 0, 0):
+            time.sleep(2.0)
+            times.append(time.time())
+            conns[i].fetch(20)
+            snaps.append(counters())
+        return conns[1].s.getsockname()[1], snaps, times
+    finally:
+        for c in conns:
+            c.close()
+
+
+def test_ssr_floor_others(topo):
+    """ssr_floor=1: a flight that would take longer than the minimum RTT
+    to send the restart window at its rate restarts as ssr (measure_ssr)
+    when another connection restarted toward the destination during its
+    idle period, and stays paced when none did. The server caps each
+    connection's pacing at 100 kB/s (SO_MAX_PACING_RATE), so no rate
+    estimate reads above it and 10 segments at that rate take 145 ms on
+    the 100 ms path. Two connections from one client, restarting one at
+    a time, 2 s apart: the first's restart (none other since its
+    warm-up) is paced; the second's, after the first's, is ssr: its
+    restart event has the window 10 and no rate, and it sends those 10
+    segments at once, before the first ACK; the first's next restart,
+    after the second's, is ssr; its one after that, alone again, is
+    paced. Every restart is measured, none divided."""
+    params(iw=10, restart="measure", cwv=0, pace_iw=0, pace_rate="max",
+           ssthresh_est=1, ensemble=1, ssr_floor=1)
+    pcap = OUT / ("%s_ssr_floor_others.pcap" % B.name)
+    with B.events("cocktail_restart") as tr, \
+            Capture(topo.capture_ns, topo.capture_dev, pcap,
+                    "tcp port %d" % PORT) as capt:
+        port, snaps, times = in_ns(topo.client, _ssr_floor_steps, topo, 100000,
+                            B.counters, timeout=300)
+    assert capt.dropped == 0, "tcpdump dropped packets"
+    d = [counters_since(a, b) for a, b in zip(snaps, snaps[1:])]
+    ev = [e for e in restart_events(tr.lines) if int(e["dport"]) == port]
+    info = "per step %s; the second's restarts %s" % (
+        [{k: v for k, v in x.items() if v and k.startswith("measure")}
+         for x in d], ev)
+    assert [x["measure"] for x in d] == [1, 1, 1, 1], info
+    assert [x["measure_ssr"] for x in d] == [0, 1, 1, 0], info
+    assert sum(x["measure_ensemble"] for x in d) == 0, info
+    assert len(ev) == 1, info
+    assert ev[0]["policy"] == "measure", info
+    assert int(ev[0]["cwnd_after"]) == 10, info
+    assert int(ev[0]["pacing_rate"]) == 0, info
+    # on the wire: the second's 10-segment window before its first ACK
+    fl = flight_after(read_pcap(pcap), topo.server_addr, times[1],
+                      dport=port)
+    assert len(fl) >= 10, info
 
 
 # destinations restarting within one RTT: 200 of them in the table's 256
