@@ -430,11 +430,13 @@ struct {
 /*
  * The place of this restart in the ensemble toward its destination (1:
  * the first, or ensemble=0), joining it, and whether another restart
- * toward it came within @window_us before; as cocktail_ensemble_place()
- * in the module, with the same key and clock (CLOCK_MONOTONIC in us).
+ * toward it came within @window_us before, and within @span_us; as
+ * cocktail_ensemble_place() in the module, with the same key and clock
+ * (CLOCK_MONOTONIC in us).
  */
 static __always_inline __u32 shell_ensemble(struct sock *sk, __u32 span_us,
-					    __u64 window_us, bool *others)
+					    __u64 window_us, bool *others,
+					    bool *near)
 {
 	struct sock_common *skc = &sk->__sk_common;
 	__u32 addr[4] = {}, words = 1, key, slot, place, salt;
@@ -462,6 +464,7 @@ static __always_inline __u32 shell_ensemble(struct sock *sk, __u32 span_us,
 		return 1;
 	bpf_spin_lock(&s->lock);
 	*others = cp_ensemble_recent(&s->e, key, now_us, window_us);
+	*near = cp_ensemble_recent(&s->e, key, now_us, span_us);
 	place = cp_ensemble_join(&s->e, key, now_us, span_us, &evicted);
 	bpf_spin_unlock(&s->lock);
 	if (evicted)

@@ -37,11 +37,12 @@
  *   shell_app_limited_decay_ok(sk)  CA_Open and not send-buffer limited
  *   shell_measure_rate(m), shell_measure_flight(m)
  *                              cp_measure_rate(), cp_measure_flight()
- *   shell_ensemble(sk, span_us, window_us, &others)
+ *   shell_ensemble(sk, span_us, window_us, &others, &near)
  *                              this restart's place in the ensemble toward
  *                              its destination, joining it (1: ensemble=0);
  *                              others: another restart toward it within
- *                              window_us before (cp_ensemble_recent())
+ *                              window_us before (cp_ensemble_recent());
+ *                              near: within span_us before
  *   shell_stamp(sk)            snd_cwnd_stamp = now (keeps the kernel's
  *                              own RFC 2861 decay out, where it can)
  *   shell_clear_used(sk)       snd_cwnd_used = 0, where it can
@@ -495,7 +496,7 @@ next:
  * rate at all, no pacing, or, with ssr_floor, a flight not divided that
  * would take longer than a minimum RTT to send the restart window when
  * another connection restarted toward the destination during the idle
- * period (cp_measure_ssr()): ssr.  The arithmetic is cp_measure_rate()'s
+ * period, none within the last RTT (cp_measure_ssr()): ssr.  The arithmetic is cp_measure_rate()'s
  * and cp_measure_flight()'s (shell_measure_rate(), _flight()); here the
  * socket's values go in, the
  * ensemble's place between the two, and pacing and counters come out.
@@ -508,7 +509,7 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 idle,
 	struct cocktail *ca = shell_ca(sk);
 	const struct tcp_sock *tp = shell_tp(sk);
 	struct cp_measure m = {};
-	bool others = false;
+	bool others = false, near = false;
 	u32 bdp;
 
 	m.est = ck_restart_rate(sk, before);
@@ -545,8 +546,9 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 idle,
 		m.place = shell_ensemble(sk, m.path_rtt_us,
 					 cp_recent_window_us(idle,
 							     shell_hz()),
-					 &others);
+					 &others, &near);
 	m.others = others;
+	m.near = near;
 	if (m.flags & CP_MF_PROBED)
 		shell_count(CC_MEASURE_PROBED);
 	if (m.flags & CP_MF_WND)

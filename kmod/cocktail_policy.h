@@ -893,11 +893,15 @@ static inline u64 cp_floor_rate(u64 rate, u32 floor, u32 mss, u32 rtt_us,
  * than the minimum RTT @rtt_us to send the restart window @floor
  * (min(IW, cwnd) segments of @mss bytes) that a slow-start restart sends
  * at once, another connection restarted toward the destination during
- * the idle period (@others, cp_ensemble_recent()) and the ensemble did
- * not divide this one's rate (@divided: that flight keeps its share on
- * purpose).  Such a rate is a share read while others used the link:
- * the others toward the same destination show that the connection
- * shares the path, and that they do not restart with it now.  Paced at
+ * the idle period but none within the last path RTT (@others,
+ * cp_ensemble_recent() of both windows) and the ensemble did not divide
+ * this one's rate (@divided: that flight keeps its share on purpose).
+ * Such a rate is a share read while others used the link: the others
+ * toward the same destination show that the connection shares the
+ * path.  A restart within an RTT of another toward the destination
+ * belongs with it: requests a client sent together whose responses
+ * their server began a little apart, each after the ensemble's run
+ * closed; their bursts would arrive together.  Paced at
  * it, the window takes more than a round trip, and the check's round
  * trip after the first ACK is paced at the same rate with the window
  * held, where a slow-start restart's burst leaves at once and its ACKs
@@ -1891,6 +1895,7 @@ struct cp_measure {
 	bool quiet;		/* last check passed with none under it */
 	bool rwnd;		/* the peer's window held data back */
 	bool others;		/* another restarted toward the destination */
+	bool near;		/* ... within one path RTT before this one */
 	bool wnd_cap, queue_room, pace_burst, shared_burst, shared_rtt,
 	     pace_floor, ssr_floor;	/* parameters of the same names */
 	/* out */
@@ -1947,8 +1952,9 @@ static inline u64 cp_measure_rate(struct cp_measure *m)
  * neither of the last two when the ensemble divided the rate.  With
  * ssr_floor, a flight that would take longer than the minimum RTT to
  * send the restart window, another connection having restarted toward
- * the destination meanwhile, is a slow-start restart (CP_MF_SSR,
- * cp_measure_ssr()) and none of the rates apply.  Returns the BDP,
+ * the destination meanwhile but none within the last path RTT, is a
+ * slow-start restart (CP_MF_SSR, cp_measure_ssr()) and none of the rates
+ * apply.  Returns the BDP,
  * segments; 0: no rate.
  */
 static inline u32 cp_measure_flight(struct cp_measure *m)
@@ -1977,7 +1983,7 @@ static inline u32 cp_measure_flight(struct cp_measure *m)
 	room = cp_flight_room(room, m->cwnd, m->shared, m->shared_burst);
 	sent = cp_room_rate(m->rate, m->cwnd, room, m->cap);
 	if (cp_measure_ssr(sent, m->floor, m->mss, m->path_rtt_us, divided,
-			   m->others, m->ssr_floor)) {
+			   m->others && !m->near, m->ssr_floor)) {
 		m->flags |= CP_MF_SSR;
 		return m->bdp;
 	}

@@ -145,8 +145,9 @@
  *         |  cwnd < 3/4 rate * RTT / mss; with shared_rtt, instead
  *         |  of halve, BDP = rate * srtt / mss); no rate: ssr;
  *         |  ssr_floor, not divided, another restart toward the
- *         |  destination while idle: ssr when min(IW, cwnd) at the
- *         |  flight's rate would take longer than min RTT;
+ *         |  destination while idle, none in the last RTT: ssr when
+ *         |  min(IW, cwnd) at the flight's rate would take longer
+ *         |  than min RTT;
  *         |  room = min(cwnd before - rate * min RTT / mss,
  *         |  rate * (srtt - min RTT) / mss) - min(IW, cwnd), when
  *         |  not halved, misses 0 and queue_room; room = cwnd
@@ -266,7 +267,10 @@
  * restart instead, when its flight, not divided by the ensemble, would
  * take longer than the minimum RTT to send the restart window at the
  * rate it would leave at and another connection restarted toward the
- * destination during the idle period: that window at once, ACK-clocked,
+ * destination during the idle period, none within the last RTT (that
+ * one belongs with this restart, a response its server began a little
+ * later than another's, and their bursts would arrive together): that
+ * window at once, ACK-clocked,
  * neither paced nor checked, no more than Linux's default restart sends;
  * its ACK train times the bottleneck for the next restart's rate.  The
  * others toward the destination say the rate is a share of a path they
@@ -1172,13 +1176,14 @@ static DEFINE_SPINLOCK(cocktail_ens_lock);
  * The place of this restart in the ensemble toward its destination (1:
  * the first, or ensemble=0), joining it; @span_us is the path's RTT.
  * *@others says whether the table held another restart toward the
- * destination within @window_us before this one (false with ensemble=0).
+ * destination within @window_us before this one, *@near whether within
+ * @span_us (both false with ensemble=0).
  * The key mixes in the network namespace's random hash_mix: namespaces
  * (the bench's hosts, containers) do not share ensembles, and a peer
  * cannot aim its addresses at one slot without knowing that salt.
  */
 static u32 cocktail_ensemble_place(struct sock *sk, u32 span_us,
-				   u64 window_us, bool *others)
+				   u64 window_us, bool *others, bool *near)
 {
 	u32 salt = net_hash_mix(sock_net(sk)), key, place;
 	struct cp_ensemble *e;
@@ -1199,6 +1204,7 @@ static u32 cocktail_ensemble_place(struct sock *sk, u32 span_us,
 	now_us = tcp_clock_us();
 	spin_lock_bh(&cocktail_ens_lock);
 	*others = cp_ensemble_recent(e, key, now_us, window_us);
+	*near = cp_ensemble_recent(e, key, now_us, span_us);
 	place = cp_ensemble_join(e, key, now_us, span_us, &evicted);
 	spin_unlock_bh(&cocktail_ens_lock);
 	if (evicted)
@@ -1268,8 +1274,8 @@ static u32 cocktail_ensemble_place(struct sock *sk, u32 span_us,
 #define shell_pace_boost(sk, rate)	cocktail_pace_boost(sk, rate)
 #define shell_pace_stop(sk, why, r)	cocktail_pace_stop(sk, why, r)
 #define shell_app_limited_decay_ok(sk)	cocktail_app_limited_decay_ok(sk)
-#define shell_ensemble(sk, span_us, window_us, others)	\
-	cocktail_ensemble_place(sk, span_us, window_us, others)
+#define shell_ensemble(sk, span_us, window_us, others, near)	\
+	cocktail_ensemble_place(sk, span_us, window_us, others, near)
 
 /*
  * snd_cwnd_stamp = now on every ACK and transmit start keeps the

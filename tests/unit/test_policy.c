@@ -1273,6 +1273,11 @@ static void test_measure_plan(void)
 	m.place = 1;
 	plan(&m);
 	CHECK_EQ(m.flags, CP_MF_SSR);
+	/* the other's restart within the last RTT: one event, paced */
+	m.near = true;
+	plan(&m);
+	CHECK_EQ(m.flags, 0);
+	m.near = false;
 	m.others = false;
 	plan(&m);
 	CHECK_EQ(m.flags, 0);

@@ -1795,14 +1795,15 @@ def test_ensemble(topo, ensemble, gap_ms):
     assert r["counters"]["ensemble_evict"] == 0, info
 
 
-def _ssr_floor_steps(t, cap, counters):
+def _ssr_floor_steps(t, cap, counters, gap):
     """In the client's namespace: two keep-alive connections to the
     server, their pacing capped at CAP B/s by the server, each warmed up
     alone (two 30-segment responses); then, 2 s idle before each, a
-    20-segment response on the first, on the second, on the first and on
-    the first again. Returns the second's client port, COUNTERS()
-    before the steps and after each, and the wall-clock time before each
-    step's request."""
+    20-segment response on the first, on the second, on the first, on
+    the first again, and on both, the second requested GAP s after the
+    first. Returns the second's client port, COUNTERS() before the steps
+    and after each, and the wall-clock time before each step's first
+    request."""
     conns = [Conn(t.server_addr, PORT) for _ in range(2)]
     try:
         ctl = Conn(t.server_addr, PORT)
@@ -1815,10 +1816,15 @@ def _ssr_floor_steps(t, cap, counters):
             c.fetch(30)
             c.fetch(30)
         snaps, times = [counters()], []
-        for i in (0, 1, 0, 0):
+        for step in ([0], [1], [0], [0], [0, 1]):
             time.sleep(2.0)
             times.append(time.time())
-            conns[i].fetch(20)
+            for k, i in enumerate(step):
+                if k:
+                    time.sleep(gap)
+                conns[i].request(20)
+            for i in step:
+                conns[i].response()
             snaps.append(counters())
         return conns[1].s.getsockname()[1], snaps, times
     finally:
@@ -1839,25 +1845,29 @@ def test_ssr_floor_others(topo):
     restart event has the window 10 and no rate, and it sends those 10
     segments at once, before the first ACK; the first's next restart,
     after the second's, is ssr; its one after that, alone again, is
-    paced. Every restart is measured, none divided."""
+    paced; then both, the second requested 40 ms after the first (more
+    than the quarter RTT that keeps a run of restarts one ensemble, less
+    than the RTT): the second's restart came within an RTT of the
+    first's, one event, and stays paced (and, if the guest's threads
+    made the two one ensemble, divided). Every restart is measured."""
     params(iw=10, restart="measure", cwv=0, pace_iw=0, pace_rate="max",
            ssthresh_est=1, ensemble=1, ssr_floor=1)
     pcap = OUT / ("%s_ssr_floor_others.pcap" % B.name)
     with B.events("cocktail_restart") as tr, \
             Capture(topo.capture_ns, topo.capture_dev, pcap,
                     "tcp port %d" % PORT) as capt:
-        port, snaps, times = in_ns(topo.client, _ssr_floor_steps, topo, 100000,
-                            B.counters, timeout=300)
+        port, snaps, times = in_ns(topo.client, _ssr_floor_steps, topo,
+                                   100000, B.counters, 0.040, timeout=300)
     assert capt.dropped == 0, "tcpdump dropped packets"
     d = [counters_since(a, b) for a, b in zip(snaps, snaps[1:])]
     ev = [e for e in restart_events(tr.lines) if int(e["dport"]) == port]
     info = "per step %s; the second's restarts %s" % (
         [{k: v for k, v in x.items() if v and k.startswith("measure")}
          for x in d], ev)
-    assert [x["measure"] for x in d] == [1, 1, 1, 1], info
-    assert [x["measure_ssr"] for x in d] == [0, 1, 1, 0], info
-    assert sum(x["measure_ensemble"] for x in d) == 0, info
-    assert len(ev) == 1, info
+    assert [x["measure"] for x in d] == [1, 1, 1, 1, 2], info
+    assert [x["measure_ssr"] for x in d] == [0, 1, 1, 0, 0], info
+    assert sum(x["measure_ensemble"] for x in d[:4]) == 0, info
+    assert len(ev) == 2, info
     assert ev[0]["policy"] == "measure", info
     assert int(ev[0]["cwnd_after"]) == 10, info
     assert int(ev[0]["pacing_rate"]) == 0, info
