@@ -1633,6 +1633,18 @@ def test_measure_check_holds_restart_window(cocktail, floor):
     assert r["retrans"] == 0, info
 
 
+def _cap_pacing(t, conns, cap):
+    """Have the server cap the pacing of each of CONNS (client sockets
+    to topology T's server) at CAP B/s (SO_MAX_PACING_RATE), asked over a
+    control connection of its own."""
+    ctl = Conn(t.server_addr, PORT)
+    try:
+        for c in conns:
+            ctl.set_max_pacing(c.s.getsockname()[1], cap)
+    finally:
+        ctl.close()
+
+
 def _restart_together(t, n, segs, sources=None, idle=2.0, gap=0.0,
                       cap=None):
     """In the client's namespace: N keep-alive connections to the
@@ -1666,12 +1678,7 @@ def _restart_together(t, n, segs, sources=None, idle=2.0, gap=0.0,
             for _ in range(n):
                 conns.append(Conn(t.server_addr, PORT))
             if cap is not None:
-                ctl = Conn(t.server_addr, PORT)
-                try:
-                    for c in conns:
-                        ctl.set_max_pacing(c.s.getsockname()[1], cap)
-                finally:
-                    ctl.close()
+                _cap_pacing(t, conns, cap)
             for c in conns:
                 for _ in range(WARM_BULK["warm_max"]):
                     c.fetch(WARM_BULK["warm_segs"])
@@ -1806,12 +1813,7 @@ def _ssr_floor_steps(t, cap, counters, gap):
     request."""
     conns = [Conn(t.server_addr, PORT) for _ in range(2)]
     try:
-        ctl = Conn(t.server_addr, PORT)
-        try:
-            for c in conns:
-                ctl.set_max_pacing(c.s.getsockname()[1], cap)
-        finally:
-            ctl.close()
+        _cap_pacing(t, conns, cap)
         for c in conns:
             c.fetch(30)
             c.fetch(30)
