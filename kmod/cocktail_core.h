@@ -496,12 +496,12 @@ next:
  * rate at all, no pacing, or, with ssr_floor, a flight not divided that
  * would take longer than a minimum RTT to send the restart window when
  * another connection restarted toward the destination during the idle
- * period, none within the last RTT (cp_measure_ssr()): ssr.  The arithmetic is cp_measure_rate()'s
- * and cp_measure_flight()'s (shell_measure_rate(), _flight()); here the
- * socket's values go in, the
- * ensemble's place between the two, and pacing and counters come out.
- * Returns the rate the flight is sized and checked at (0: fell back to
- * ssr); sets *cwnd.
+ * period, none within the last RTT (cp_measure_ssr()): ssr.  The
+ * arithmetic is cp_measure_rate()'s and cp_measure_flight()'s
+ * (shell_measure_rate(), _flight()); here the socket's values go in,
+ * the ensemble's place between the two, and pacing and counters come
+ * out.  Returns the rate the flight is sized and checked at (0: fell
+ * back to ssr); sets *cwnd.
  */
 CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 idle,
 			     u32 *cwnd)

@@ -901,12 +901,12 @@ static inline u64 cp_floor_rate(u64 rate, u32 floor, u32 mss, u32 rtt_us,
  * path.  A restart within an RTT of another toward the destination
  * belongs with it: requests a client sent together whose responses
  * their server began a little apart, each after the ensemble's run
- * closed; their bursts would arrive together.  Paced at
- * it, the window takes more than a round trip, and the check's round
- * trip after the first ACK is paced at the same rate with the window
- * held, where a slow-start restart's burst leaves at once and its ACKs
- * grow the window by a segment each; a burst's ACKs also time the
- * bottleneck for the next restart's ACK-train rate.  It sends no more
+ * closed; their bursts would arrive together.  Paced at it, the window
+ * takes more than a round trip, and the check's round trip after the
+ * first ACK is paced at the same rate with the window held, where a
+ * slow-start restart's burst leaves at once and its ACKs grow the
+ * window by a segment each; a burst's ACKs also time the bottleneck for
+ * the next restart's ACK-train rate.  It sends no more
  * than Linux's default restart does.  A connection alone toward its
  * destination stays paced: there such a rate is more likely the path's
  * own, a BDP below the restart window, which a burst only queues.  No
@@ -1954,8 +1954,7 @@ static inline u64 cp_measure_rate(struct cp_measure *m)
  * send the restart window, another connection having restarted toward
  * the destination meanwhile but none within the last path RTT, is a
  * slow-start restart (CP_MF_SSR, cp_measure_ssr()) and none of the rates
- * apply.  Returns the BDP,
- * segments; 0: no rate.
+ * apply.  Returns the BDP, segments; 0: no rate.
  */
 static inline u32 cp_measure_flight(struct cp_measure *m)
 {
