@@ -270,9 +270,9 @@
  * destination during the idle period, none within the last RTT (that
  * one belongs with this restart, a response its server began a little
  * later than another's, and their bursts would arrive together): that
- * window at once, ACK-clocked,
- * neither paced nor checked, no more than Linux's default restart sends;
- * its ACK train times the bottleneck for the next restart's rate.  The
+ * window at once, ACK-clocked, neither paced nor checked, no more than
+ * Linux's default restart sends; its ACK train times the bottleneck for
+ * the next restart's rate.  The
  * others toward the destination say the rate is a share of a path they
  * use too; a connection alone toward it keeps the paced flight, since
  * its rate is more likely the path's own.
@@ -696,13 +696,12 @@ static unsigned int cocktail_pace_floor __read_mostly;
  * restart=measure: on, a flight that, not divided by the ensemble, would
  * take longer than a minimum RTT to send the restart window min(IW, cwnd)
  * at its rate, when another connection restarted toward the destination
- * during the idle period, is a slow-start restart instead
- * (cp_measure_ssr()): that window at once, ACK-clocked, neither paced
- * nor checked.  Paced at such
- * a rate (a share read while others used the link) the window and the
- * check's round trip after it each take longer than the slow-start
- * restart it replaces.  Off by default until the bench's grids say what
- * it costs.
+ * during the idle period and none within the last RTT, is a slow-start
+ * restart instead (cp_measure_ssr()): that window at once, ACK-clocked,
+ * neither paced nor checked.  Paced at such a rate (a share read while
+ * others used the link) the window and the check's round trip after it
+ * each take longer than the slow-start restart it replaces.  Off by
+ * default until the bench's grids say what it costs.
  */
 static unsigned int cocktail_ssr_floor __read_mostly;
 /*
@@ -978,7 +977,7 @@ module_param_cb(pace_floor, &cocktail_bool_ops, &cocktail_pace_floor, 0644);
 MODULE_PARM_DESC(pace_floor, "1: restart=measure sends its flight, until its first ACK, no slower than the restart window per minimum RTT; 0: at the rate (default 0)");
 
 module_param_cb(ssr_floor, &cocktail_bool_ops, &cocktail_ssr_floor, 0644);
-MODULE_PARM_DESC(ssr_floor, "1: restart=measure restarts as ssr when its flight would take longer than a minimum RTT to send the restart window and another connection restarted toward the destination while it was idle; 0: paced at the rate (default 0)");
+MODULE_PARM_DESC(ssr_floor, "1: restart=measure restarts as ssr when its flight would take longer than a minimum RTT to send the restart window and another connection restarted toward the destination while it was idle, none within the last RTT; 0: paced at the rate (default 0)");
 
 module_param_cb(ensemble, &cocktail_bool_ops, &cocktail_ensemble, 0644);
 MODULE_PARM_DESC(ensemble, "1: restart=measure paces and sizes the k-th of the restarts toward one destination in a quick run (each within RTT/4 of the last, all within one RTT) at 1/k of its rate; 0: each at its own rate (default 1)");
