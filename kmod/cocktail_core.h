@@ -509,7 +509,6 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 idle,
 	struct cocktail *ca = shell_ca(sk);
 	const struct tcp_sock *tp = shell_tp(sk);
 	struct cp_measure m = {};
-	bool others = false, near = false;
 	u32 bdp;
 
 	m.est = ck_restart_rate(sk, before);
@@ -546,9 +545,7 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 idle,
 		m.place = shell_ensemble(sk, m.path_rtt_us,
 					 cp_recent_window_us(idle,
 							     shell_hz()),
-					 &others, &near);
-	m.others = others;
-	m.near = near;
+					 &m.others, &m.near);
 	if (m.flags & CP_MF_PROBED)
 		shell_count(CC_MEASURE_PROBED);
 	if (m.flags & CP_MF_WND)

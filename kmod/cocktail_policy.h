@@ -1960,7 +1960,7 @@ static inline u32 cp_measure_flight(struct cp_measure *m)
 {
 	bool divided, over_srtt;
 	u64 sent, floored;
-	u32 frtt, room = 0;
+	u32 frtt, halvings, room = 0;
 
 	divided = m->place > 1;
 	m->rate = cp_ensemble_rate(m->rate, m->place);
@@ -1970,10 +1970,8 @@ static inline u32 cp_measure_flight(struct cp_measure *m)
 			     m->shared, m->shared_rtt);
 	over_srtt = frtt > m->path_rtt_us;
 	m->bdp = cp_bdp_segs(m->rate, frtt, m->mss);
-	m->cwnd = cp_measure_cwnd(m->bdp,
-				  cp_measure_halvings(m->misses,
-						      m->shared && !over_srtt),
-				  m->floor);
+	halvings = cp_measure_halvings(m->misses, m->shared && !over_srtt);
+	m->cwnd = cp_measure_cwnd(m->bdp, halvings, m->floor);
 	if (m->queue_room && !m->shared && !m->misses)
 		room = cp_queue_room(m->before, m->rate, m->srtt_us,
 				     m->min_rtt_us, m->mss);
@@ -2005,8 +2003,7 @@ static inline u32 cp_measure_flight(struct cp_measure *m)
 		m->flags |= CP_MF_FLOOR;
 	if (m->quick > floored)
 		m->flags |= CP_MF_QUIET;
-	if (cp_measure_halvings(m->misses, m->shared && !over_srtt) >
-	    m->misses)
+	if (halvings > m->misses)
 		m->flags |= CP_MF_QUEUED;
 	if (over_srtt)
 		m->flags |= CP_MF_SRTT;
