@@ -943,6 +943,24 @@ static inline u64 cp_quiet_rate(u64 sent, u64 rate, bool quiet, u32 misses,
 }
 
 /*
+ * Whether a queue others kept before the idle period (@shared:
+ * cp_queue_stood() and not cp_queue_own()) is one that shared_rtt and
+ * shared_burst answer: no other connection restarted toward the
+ * destination during the idle period (@others, from the ensemble
+ * table).  A bulk flow that never goes idle keeps its queue through the
+ * idle period, and a flight sized over srtt and sent at once competes
+ * with it as a stale window does.  Connections toward one destination
+ * that restart one after another (page loads, a push to every client)
+ * kept that queue together; it drained while they were idle, and their
+ * flights, each sized for the queue and sent at once, would arrive
+ * together and overflow the buffer.
+ */
+static inline bool cp_shared_kept(bool shared, bool others)
+{
+	return shared && !others;
+}
+
+/*
  * The room, in segments, into which a measured flight of @flight
  * segments is sent faster than its rate (cp_room_rate()): @room (what
  * the connection's own queue showed, cp_queue_room()), or the whole
@@ -1945,7 +1963,9 @@ static inline u64 cp_measure_rate(struct cp_measure *m)
  * it leaves faster into the room its own queue showed (queue_room,
  * cp_queue_room(), less the restart window that pace_burst sends at
  * once), at once behind a queue others kept (shared_burst,
- * cp_flight_room()), no slower than the restart window per minimum RTT
+ * cp_flight_room(); it and shared_rtt only when no other connection
+ * restarted toward the destination during the idle period,
+ * cp_shared_kept()), no slower than the restart window per minimum RTT
  * (pace_floor, cp_floor_rate()) and, on a path the last check found
  * quiet, at quiet_pct % of the rate (cp_quiet_rate()) unless another
  * connection restarted toward the destination during the idle period;
@@ -1958,16 +1978,23 @@ static inline u64 cp_measure_rate(struct cp_measure *m)
  */
 static inline u32 cp_measure_flight(struct cp_measure *m)
 {
-	bool divided, over_srtt;
+	bool divided, over_srtt, kept;
 	u64 sent, floored;
 	u32 frtt, halvings, room = 0;
 
 	divided = m->place > 1;
+	/*
+	 * shared_rtt and shared_burst answer a queue that a flow which did
+	 * not go idle keeps (cp_shared_kept()); when others toward the
+	 * destination restarted too, the queue may be theirs, and their
+	 * flights and this one would arrive together.
+	 */
+	kept = cp_shared_kept(m->shared, m->others);
 	m->rate = cp_ensemble_rate(m->rate, m->place);
 	frtt = cp_flight_rtt(m->path_rtt_us,
 			     cp_check_rtt_base(m->queued, m->srtt_us,
 					       m->path_rtt_us),
-			     m->shared, m->shared_rtt);
+			     kept, m->shared_rtt);
 	over_srtt = frtt > m->path_rtt_us;
 	m->bdp = cp_bdp_segs(m->rate, frtt, m->mss);
 	halvings = cp_measure_halvings(m->misses, m->shared && !over_srtt);
@@ -1977,7 +2004,7 @@ static inline u32 cp_measure_flight(struct cp_measure *m)
 				     m->min_rtt_us, m->mss);
 	if (m->pace_burst)
 		room -= cp_min(room, m->floor);
-	room = cp_flight_room(room, m->cwnd, m->shared, m->shared_burst);
+	room = cp_flight_room(room, m->cwnd, kept, m->shared_burst);
 	sent = cp_room_rate(m->rate, m->cwnd, room, m->cap);
 	if (cp_measure_ssr(sent, m->floor, m->mss, m->path_rtt_us, divided,
 			   m->others && !m->near, m->ssr_floor)) {
@@ -1997,8 +2024,8 @@ static inline u32 cp_measure_flight(struct cp_measure *m)
 		m->quick = floored;
 	}
 	if (sent > m->rate)
-		m->flags |= m->shared && m->shared_burst ? CP_MF_BURST :
-							   CP_MF_ROOM;
+		m->flags |= kept && m->shared_burst ? CP_MF_BURST :
+						     CP_MF_ROOM;
 	if (floored > sent)
 		m->flags |= CP_MF_FLOOR;
 	if (m->quick > floored)

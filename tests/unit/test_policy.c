@@ -800,6 +800,11 @@ static void test_measure(void)
 	CHECK_EQ(cp_measure_cwnd(cp_bdp_segs(1250000, cp_flight_rtt(50000,
 			105000, true, false), 1448), 1, 10), 24);
 	/* shared_burst: behind a queue others kept, the whole flight */
+	/* a queue others kept answers shared_* unless others restarted */
+	CHECK(cp_shared_kept(true, false));
+	CHECK(!cp_shared_kept(true, true));
+	CHECK(!cp_shared_kept(false, false));
+	CHECK(!cp_shared_kept(false, true));
 	CHECK_EQ(cp_flight_room(0, 45, true, true), 45);
 	CHECK_EQ(cp_flight_room(12, 45, true, true), 45);
 	CHECK_EQ(cp_flight_room(12, 45, true, false), 12);
@@ -1331,6 +1336,14 @@ static void test_measure_plan(void)
 	plan(&m);
 	CHECK_EQ(m.quick, 1000000000);
 	CHECK_EQ(m.flags, CP_MF_SRTT | CP_MF_BURST);
+	/* ... neither when others restarted toward the destination: halved */
+	m.others = true;
+	plan(&m);
+	CHECK(m.queued && m.shared);
+	CHECK_EQ(m.cwnd, 87 / 2 + 2);
+	CHECK_EQ(m.quick, 1250000);
+	CHECK_EQ(m.flags, CP_MF_QUEUED);
+	m.others = false;
 	/* a window of 120 queued its own 20 ms: into that room, faster */
 	m = plan_base();
 	m.queue_room = true;
