@@ -835,6 +835,23 @@ def burst_after_idle(t, name, warm_segs, idle, burst, competitor=None,
     return r
 
 
+def other_restart(t, lst, other):
+    """Another connection from T's client to LST (a listener at the
+    server's address) warms up (30 segments), stays idle past its RTO and
+    restarts (10 segments): a restart toward the same destination, for a
+    burst_after_idle() COMPETITOR. OTHER gets its sockets ("socks", for
+    the caller to close) and the wall time of its restart ("wall")."""
+    srv, cli = traffic.tcp_pair(lst, t.client, B.ca, timeout=300)
+    other["socks"] = (srv, cli)
+    mss = tcpinfo.info(srv)["snd_mss"]
+    traffic.send_and_time(srv, cli, 30 * mss, 300)
+    rto = traffic.wait_acked(srv, 60)["rto"] / 1e6
+    time.sleep(rto + 0.1)
+    other["wall"] = time.time()
+    traffic.send_and_time(srv, cli, 10 * mss, 300)
+    traffic.wait_acked(srv, 60)
+
+
 def idle_then_send(srv, cli, mss, segs, idle=1.5):
     """Wait until the server's data is ACKed, stay idle IDLE seconds and
     send SEGS segments of MSS bytes (a restart after idle, as the burst
@@ -1430,23 +1447,12 @@ def test_measure_quiet_gain(cocktail, pct, others):
             def restart_then_idle(srv, cli, mss):
                 first["wall"] = idle_then_send(srv, cli, mss, 100)
 
-            def other_restarts():
-                # the other connection's restart, in this idle period
-                srv, cli = traffic.tcp_pair(lst, t.client, B.ca,
-                                            timeout=300)
-                other["socks"] = (srv, cli)
-                mss = tcpinfo.info(srv)["snd_mss"]
-                traffic.send_and_time(srv, cli, 30 * mss, 300)
-                rto = traffic.wait_acked(srv, 60)["rto"] / 1e6
-                time.sleep(rto + 0.1)
-                other["wall"] = time.time()
-                traffic.send_and_time(srv, cli, 10 * mss, 300)
-                traffic.wait_acked(srv, 60)
             try:
                 r = burst_after_idle(
                     t, name, 300, 2.5 if others else 1.5, 100,
                     between=restart_then_idle,
-                    competitor=other_restarts if others else None)
+                    competitor=(lambda: other_restart(t, lst, other))
+                    if others else None)
             finally:
                 for sk in other.get("socks", ()):
                     sk.close()
@@ -2136,6 +2142,15 @@ def test_measure_queue_halves(cocktail):
     0.6 of it leaves before the first ACK (the flight meets the RTT it
     was sized over), measure_srtt counts it and measure_queued does not.
 
+    restarted: as others with shared_rtt=1 and shared_burst=1, the idle
+    period 3.5 s, in which another connection from the client
+    (other_restart()) restarts more than 0.2 s before this one (a
+    premise): neither parameter acts, the queue possibly being the
+    restarting connections' own; the flight is halved and paced as in
+    others, measure_srtt and measure_burst count nothing, and
+    measure_queued counts this restart (the other's too if it found a
+    queue). Every restart is measured (measure counts both).
+
     cut: as others with 2 % random loss at the bottleneck during the 300
     segments (none after them), which leaves ssthresh below the halved
     flight (premise, from the restart event). Held at the halved flight
@@ -2156,12 +2171,15 @@ def test_measure_queue_halves(cocktail):
         params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
                ssthresh_est=int(case != "own"), check_rtt_pct=125,
                check_rate_pct=30, queue_pct=120,
-               shared_burst=int(case == "burst"),
-               shared_rtt=int(case == "srtt"))
+               shared_burst=int(case in ("burst", "restarted")),
+               shared_rtt=int(case in ("srtt", "restarted")))
+        other = {}
         with Topo(rtt=100, rate="10mbit", limit=200) as t, \
                 delay_later(t, 250 if case == "drained" else 150,
                             2 if case == "cut" else 0) as slow, \
                 delay_later(t, 50) as back:
+            lst = traffic.Listener(t.server, t.server_addr,
+                                   MEASURE_PORT + 1)
             def standing(srv, cli, mss):
                 slow.run()
                 traffic.send_and_time(srv, cli, 300 * mss, 300)
@@ -2175,9 +2193,18 @@ def test_measure_queue_halves(cocktail):
                     traffic.wait_acked(srv, 60)
                     back.run()
                     traffic.send_and_time(srv, cli, 10 * mss, 300)
-            r = burst_after_idle(t, "measure_queue_" + case, 300, 1.5, 300,
-                                 between=None if case == "own"
-                                 else standing)
+            try:
+                r = burst_after_idle(
+                    t, "measure_queue_" + case, 300,
+                    3.5 if case == "restarted" else 1.5, 300,
+                    between=None if case == "own" else standing,
+                    competitor=(lambda: other_restart(t, lst, other))
+                    if case == "restarted" else None)
+            finally:
+                for sk in other.get("socks", ()):
+                    sk.close()
+                lst.close()
+            r["apart"] = r["wall"] - other["wall"] if other else None
         fl = flight_after(r["pkts"], t.server_addr, r["wall"],
                           dport=r["port"])
         r["most"] = max_in_flight(
@@ -2202,15 +2229,21 @@ def test_measure_queue_halves(cocktail):
                 own_queue(a[0]) == (case == "own") and \
                 (case != "cut" or int(a[0]["restart"][-1][1]["ssthresh"]) <
                  a[2] // 2 + 2) and \
-                (case not in ("others", "burst", "srtt", "cut") or
-                 [e["verdict"] for _, e in a[0]["check"]] == ["full"])
+                (case not in ("others", "burst", "srtt", "cut",
+                              "restarted") or
+                 [e["verdict"] for _, e in a[0]["check"]] == ["full"]) and \
+                (case != "restarted" or (a[0]["apart"] > 0.2 and
+                                         a[0]["counters"]["measure"] == 2))
         return holds
 
     def describe(tries):
-        return "(srtt, min_rtt, flight, BDP) per attempt %s; %s" % (
-            [(a[0]["before"]["rtt"], a[0]["before"]["min_rtt"], a[1], a[2])
-             for a in tries], measure_info(tries[-1][0]))
-    for case in ("own", "others", "burst", "srtt", "cut", "drained"):
+        return "(srtt, min_rtt, flight, BDP, s after the other's " \
+            "restart) per attempt %s; %s" % (
+                [(a[0]["before"]["rtt"], a[0]["before"]["min_rtt"], a[1],
+                  a[2], a[0]["apart"]) for a in tries],
+                measure_info(tries[-1][0]))
+    for case in ("own", "others", "burst", "srtt", "cut", "drained",
+                 "restarted"):
         (r, n, bdp), tries = until_premise(lambda: run(case), premise(case))
         info = "%s: %s" % (case, describe(tries))
         assert premise(case)((r, n, bdp)), info
@@ -2229,9 +2262,12 @@ def test_measure_queue_halves(cocktail):
                     info, ev["cwnd_after"], want)
             assert n >= 0.6 * want, "%s; want %d" % (info, want)
             assert r["counters"]["measure_queued"] == 0, info
-        elif case in ("others", "burst", "cut"):
+        elif case in ("others", "burst", "cut", "restarted"):
             assert abs(n - (bdp // 2 + 2)) <= 2, info
-            assert r["counters"]["measure_queued"] == 1, info
+            if case == "restarted":
+                assert r["counters"]["measure_queued"] >= 1, info
+            else:
+                assert r["counters"]["measure_queued"] == 1, info
             assert r["most"] >= 0.8 * bdp, \
                 "%s; most in flight %.1f segments" % (info, r["most"])
         else:
@@ -2242,7 +2278,7 @@ def test_measure_queue_halves(cocktail):
             assert n >= 0.6 * min(win, link), \
                 "%s; window %d, link's BDP + 2 %d" % (info, win, link)
             assert r["counters"]["measure_queued"] == 0, info
-        if case in ("others", "burst"):
+        if case in ("others", "burst", "restarted"):
             assert r["spacing"] is not None, info
             info += "; after the first 10 %.3f ms apart, MSS at the rate " \
                 "%.3f ms" % (r["spacing"] * 1e3, r["ref"] * 1e3)
