@@ -341,6 +341,12 @@ CK_FN u32 ck_check_end(struct sock *sk, enum cp_check verdict)
 	stood = cp_queue_stood(check_rtt, path_rtt, shell_param(queue_pct));
 	ca->passed = verdict == CP_CHECK_FULL && stood;
 	ca->quiet = verdict == CP_CHECK_FULL && check_rtt && !stood;
+	/* the queue before the idle period still stood: not drained */
+	ca->kept = cp_queue_outlived(check_rtt,
+				     cp_check_rtt_base(ca->queued,
+						       shell_srtt_us(tp),
+						       path_rtt),
+				     path_rtt);
 	shell_count(cocktail_check_counter(verdict));
 	shell_emit_check(sk, verdict, segs, send_us, check_rtt, ack_rate,
 			 path_rtt);
@@ -490,8 +496,10 @@ next:
  * (cp_ensemble_recent()), neither when the ensemble divided it, and
  * checked on its ACKs against that rate.  Behind
  * such a queue, with shared_rtt, the BDP is over srtt instead of the
- * minimum RTT, not halved (cp_flight_rtt()); neither shared_* acts when
- * another connection restarted toward the destination meanwhile.  The k-th of restarts toward
+ * minimum RTT, not halved (cp_flight_rtt()); neither shared_* acts unless
+ * the last check found the queue outliving its idle period
+ * (cp_queue_outlived(), kept), nor when another connection restarted
+ * toward the destination meanwhile.  The k-th of restarts toward
  * one destination in a quick run (ensemble, cp_ensemble_join()) sizes
  * and paces its flight at 1/k of the rate (cp_ensemble_rate()).  No
  * rate at all, no pacing, or, with ssr_floor, a flight not divided that
@@ -525,6 +533,7 @@ CK_FN u64 ck_measure_restart(struct sock *sk, u32 before, u32 idle,
 	m.snd_wnd = tp->snd_wnd;
 	m.misses = ca->misses;
 	m.passed = ca->passed;
+	m.kept = ca->kept;
 	m.quiet = ca->quiet;
 	m.rwnd = ca->rwnd;
 	m.queue_pct = shell_param(queue_pct);

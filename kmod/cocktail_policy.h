@@ -408,11 +408,11 @@ static inline void cp_maxwin_lower(struct cp_maxwin *w, u64 rate)
  * A signature of the kernel's saved rate sample (segments delivered over
  * an interval in us), to tell a new sample from the one already seen: the
  * kernel keeps the last one until a new one replaces it.  Two different
- * samples with one signature cost one missed sample, nothing else; 12
- * bits make that one new sample in 4096 (the other 4 bits of the word
+ * samples with one signature cost one missed sample, nothing else; 11
+ * bits make that one new sample in 2048 (the other 5 bits of the word
  * that keeps it hold flags).
  */
-#define CP_SAMPLE_SIG_MASK	0xfffU
+#define CP_SAMPLE_SIG_MASK	0x7ffU
 
 static inline u16 cp_sample_sig(u32 delivered, u32 interval_us)
 {
@@ -943,21 +943,44 @@ static inline u64 cp_quiet_rate(u64 sent, u64 rate, bool quiet, u32 misses,
 }
 
 /*
+ * Did the queue that stood before a measured restart's idle period
+ * outlive it?  The check's lowest RTT sample @low_us still stood at
+ * least half as far above the path's minimum @min_us as the RTT the
+ * check judged rises against, @base_us (cp_check_rtt_base(): srtt when
+ * a queue stood, else the minimum, which is no queue).  The flight's
+ * first segments meet only what others left in the queue: connections
+ * that went idle together left none, and their own flights, which arrive
+ * together, build one from nothing, so the first ACKs come back near
+ * the minimum; a flow that did not go idle kept its queue, and every
+ * sample stays near srtt.  Half: a loss-driven flow's queue swings
+ * between its sawtooth's ends.  0 (no sample): no.
+ */
+static inline bool cp_queue_outlived(u32 low_us, u32 base_us, u32 min_us)
+{
+	if (!low_us || base_us <= min_us || low_us <= min_us)
+		return false;
+	return (u64)(low_us - min_us) * 2 >= base_us - min_us;
+}
+
+/*
  * Whether a queue others kept before the idle period (@shared:
  * cp_queue_stood() and not cp_queue_own()) is one that shared_rtt and
- * shared_burst answer: no other connection restarted toward the
- * destination during the idle period (@others, from the ensemble
- * table).  A bulk flow that never goes idle keeps its queue through the
- * idle period, and a flight sized over srtt and sent at once competes
- * with it as a stale window does.  Connections toward one destination
- * that restart one after another (page loads, a push to every client)
- * kept that queue together; it drained while they were idle, and their
- * flights, each sized for the queue and sent at once, would arrive
- * together and overflow the buffer.
+ * shared_burst answer: the connection's last check found the queue it
+ * met outliving that check's idle period (@kept, cp_queue_outlived()),
+ * and no other connection restarted toward the destination during this
+ * idle period (@others, from the ensemble table).  A bulk flow that never
+ * goes idle keeps its queue through every idle period, and a flight
+ * sized over srtt and sent at once competes with it as a stale window
+ * does.  Connections that went idle together (page loads, a push to
+ * every client) kept the queue together; it drained while they were
+ * idle, and their flights, each sized for it and sent at once, would
+ * arrive together and overflow the buffer.  The ensemble table sees
+ * them only when they share a host and a destination; the memory sees
+ * the drained queue on any host, from the restart before.
  */
-static inline bool cp_shared_kept(bool shared, bool others)
+static inline bool cp_shared_kept(bool shared, bool others, bool kept)
 {
-	return shared && !others;
+	return shared && kept && !others;
 }
 
 /*
@@ -1914,6 +1937,9 @@ struct cp_measure {
 	bool rwnd;		/* the peer's window held data back */
 	bool others;		/* another restarted toward the destination */
 	bool near;		/* ... within one path RTT before this one */
+	bool kept;		/* the last check found the queue that stood
+				 * before its idle period still standing
+				 */
 	bool wnd_cap, queue_room, pace_burst, shared_burst, shared_rtt,
 	     pace_floor, ssr_floor;	/* parameters of the same names */
 	/* out */
@@ -1963,10 +1989,11 @@ static inline u64 cp_measure_rate(struct cp_measure *m)
  * it leaves faster into the room its own queue showed (queue_room,
  * cp_queue_room(), less the restart window that pace_burst sends at
  * once), at once behind a queue others kept (shared_burst,
- * cp_flight_room(); it and shared_rtt only when no other connection
- * restarted toward the destination during the idle period,
- * cp_shared_kept()), no slower than the restart window per minimum RTT
- * (pace_floor, cp_floor_rate()) and, on a path the last check found
+ * cp_flight_room(); it and shared_rtt only when the last check found
+ * such a queue outliving its idle period and no other connection
+ * restarted toward the destination during this one, cp_shared_kept()),
+ * no slower than the restart window per minimum RTT (pace_floor,
+ * cp_floor_rate()) and, on a path the last check found
  * quiet, at quiet_pct % of the rate (cp_quiet_rate()) unless another
  * connection restarted toward the destination during the idle period;
  * neither of the last two when the ensemble divided the rate.  With
@@ -1978,23 +2005,23 @@ static inline u64 cp_measure_rate(struct cp_measure *m)
  */
 static inline u32 cp_measure_flight(struct cp_measure *m)
 {
-	bool divided, over_srtt, kept;
+	bool divided, over_srtt, bulk;
 	u64 sent, floored;
 	u32 frtt, halvings, room = 0;
 
 	divided = m->place > 1;
 	/*
 	 * shared_rtt and shared_burst answer a queue that a flow which did
-	 * not go idle keeps (cp_shared_kept()); when others toward the
-	 * destination restarted too, the queue may be theirs, and their
-	 * flights and this one would arrive together.
+	 * not go idle keeps (cp_shared_kept()): the last check found it
+	 * still standing, and no others toward the destination restarted,
+	 * whose flights and this one would arrive together.
 	 */
-	kept = cp_shared_kept(m->shared, m->others);
+	bulk = cp_shared_kept(m->shared, m->others, m->kept);
 	m->rate = cp_ensemble_rate(m->rate, m->place);
 	frtt = cp_flight_rtt(m->path_rtt_us,
 			     cp_check_rtt_base(m->queued, m->srtt_us,
 					       m->path_rtt_us),
-			     kept, m->shared_rtt);
+			     bulk, m->shared_rtt);
 	over_srtt = frtt > m->path_rtt_us;
 	m->bdp = cp_bdp_segs(m->rate, frtt, m->mss);
 	halvings = cp_measure_halvings(m->misses, m->shared && !over_srtt);
@@ -2004,7 +2031,7 @@ static inline u32 cp_measure_flight(struct cp_measure *m)
 				     m->min_rtt_us, m->mss);
 	if (m->pace_burst)
 		room -= cp_min(room, m->floor);
-	room = cp_flight_room(room, m->cwnd, kept, m->shared_burst);
+	room = cp_flight_room(room, m->cwnd, bulk, m->shared_burst);
 	sent = cp_room_rate(m->rate, m->cwnd, room, m->cap);
 	if (cp_measure_ssr(sent, m->floor, m->mss, m->path_rtt_us, divided,
 			   m->others && !m->near, m->ssr_floor)) {
@@ -2024,7 +2051,7 @@ static inline u32 cp_measure_flight(struct cp_measure *m)
 		m->quick = floored;
 	}
 	if (sent > m->rate)
-		m->flags |= kept && m->shared_burst ? CP_MF_BURST :
+		m->flags |= bulk && m->shared_burst ? CP_MF_BURST :
 						     CP_MF_ROOM;
 	if (floored > sent)
 		m->flags |= CP_MF_FLOOR;

@@ -102,7 +102,13 @@ struct cocktail {
 					 */
 	};
 	u32 nvp_stamp;			/* jiffies: RFC 7661 NVP start */
-	u16 bw_sig:12,			/* hash of the last rate sample fed */
+	u16 bw_sig:11,			/* hash of the last rate sample fed */
+	    kept:1,			/* measure: the last check's lowest
+					 * RTT still showed the queue that
+					 * stood before its idle period
+					 * (cp_queue_outlived(): shared_rtt
+					 * and shared_burst apply)
+					 */
 	    divided:1,			/* measure: the ensemble divided the
 					 * flight's rate (its k-th restart)
 					 */

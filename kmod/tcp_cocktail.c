@@ -142,9 +142,10 @@
  *         |  cwnd = max(BDP >> (misses + halve) + 2, min(IW, cwnd))
  *         |  (queued: RTT > queue_pct % min RTT, RTT the last round's
  *         |  lowest sample, else srtt; halve: queued and
- *         |  cwnd < 3/4 rate * RTT / mss; with shared_rtt and no
- *         |  other restart toward the destination while idle,
- *         |  instead of halve, BDP = rate * srtt / mss); no rate: ssr;
+ *         |  cwnd < 3/4 rate * RTT / mss; with shared_rtt, kept
+ *         |  and no other restart toward the destination while
+ *         |  idle, instead of halve, BDP = rate * srtt / mss);
+ *         |  no rate: ssr;
  *         |  ssr_floor, not divided, another restart toward the
  *         |  destination while idle, none in the last RTT: ssr when
  *         |  min(IW, cwnd) at the flight's rate would take longer
@@ -152,8 +153,8 @@
  *         |  room = min(cwnd before - rate * min RTT / mss,
  *         |  rate * (srtt - min RTT) / mss) - min(IW, cwnd), when
  *         |  not halved, misses 0 and queue_room; room = cwnd
- *         |  behind a queue others kept with shared_burst and no
- *         |  other restart toward the destination while idle
+ *         |  behind a queue others kept with shared_burst, kept
+ *         |  and no other restart toward the destination while idle
  *         v
  *     FLIGHT: paced at rate; until its first ACK at rate * cwnd /
  *         |  (cwnd - room) (room >= cwnd: unpaced), with pace_floor
@@ -204,7 +205,9 @@
  *         |                                  the growth's own, min(cwnd,
  *         |                                  it) with an ACK rate)
  *         v                                       v
- *                 pacing state restored, ACK-clocked sending
+ *                 pacing state restored, ACK-clocked sending;
+ *                 every verdict: kept = queued and the check's lowest
+ *                 RTT at least half the base's distance above min RTT
  *
  * The rate is the bottleneck's, not only what the connection achieved:
  * besides the pace_rate estimate (delivery or window rate, both at most
@@ -253,10 +256,13 @@
  * RTT's BDP: the other flow's queue did not drain during the idle
  * period, so the flight meets an RTT of srtt, and a window of the rate
  * times the minimum RTT delivers only a fraction of the rate.  Neither
- * acts when another connection restarted toward the destination during
- * the idle period (the ensemble table): then the queue may have been
- * theirs, drained while all were idle, and flights each sized for it and
- * sent at once would arrive together.
+ * acts unless the connection's last check found the queue that stood
+ * before its idle period still standing (kept: a flow that does not go
+ * idle keeps it), nor when another connection restarted toward the
+ * destination during this idle period (the ensemble table): a queue
+ * that connections going idle together kept drains while they are idle,
+ * and their flights, each sized for it and sent at once, would arrive
+ * together.
  * A rate read while others shared the link is the share the connection
  * last got: paced at it, even the restart window a slow-start restart
  * sends at once can take several round trips on a link the others have
@@ -974,10 +980,10 @@ module_param_cb(queue_room, &cocktail_bool_ops, &cocktail_queue_room, 0644);
 MODULE_PARM_DESC(queue_room, "1: restart=measure paces its flight faster than the path's rate by as much as the queue the connection's own window kept before the idle period would hold; 0: at the rate (default 0)");
 
 module_param_cb(shared_burst, &cocktail_bool_ops, &cocktail_shared_burst, 0644);
-MODULE_PARM_DESC(shared_burst, "1: restart=measure sends its flight at once when a queue others kept stood before the idle period and no other connection restarted toward the destination during it; 0: paced at the rate (default 0)");
+MODULE_PARM_DESC(shared_burst, "1: restart=measure sends its flight at once when a queue others kept stood before the idle period, the last check found that queue outliving its idle period, and no other connection restarted toward the destination during this one; 0: paced at the rate (default 0)");
 
 module_param_cb(shared_rtt, &cocktail_bool_ops, &cocktail_shared_rtt, 0644);
-MODULE_PARM_DESC(shared_rtt, "1: restart=measure sizes its flight as the rate times srtt when a queue others kept stood before the idle period and no other connection restarted toward the destination during it; 0: the rate times the minimum RTT, halved (default 0)");
+MODULE_PARM_DESC(shared_rtt, "1: restart=measure sizes its flight as the rate times srtt when a queue others kept stood before the idle period, the last check found that queue outliving its idle period, and no other connection restarted toward the destination during this one; 0: the rate times the minimum RTT, halved (default 0)");
 
 module_param_cb(pace_floor, &cocktail_bool_ops, &cocktail_pace_floor, 0644);
 MODULE_PARM_DESC(pace_floor, "1: restart=measure sends its flight, until its first ACK, no slower than the restart window per minimum RTT; 0: at the rate (default 0)");

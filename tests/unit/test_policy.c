@@ -800,11 +800,28 @@ static void test_measure(void)
 	CHECK_EQ(cp_measure_cwnd(cp_bdp_segs(1250000, cp_flight_rtt(50000,
 			105000, true, false), 1448), 1, 10), 24);
 	/* shared_burst: behind a queue others kept, the whole flight */
-	/* a queue others kept answers shared_* unless others restarted */
-	CHECK(cp_shared_kept(true, false));
-	CHECK(!cp_shared_kept(true, true));
-	CHECK(!cp_shared_kept(false, false));
-	CHECK(!cp_shared_kept(false, true));
+	/*
+	 * a queue others kept answers shared_* when the last check found it
+	 * outliving its idle period, unless others restarted
+	 */
+	CHECK(cp_shared_kept(true, false, true));
+	CHECK(!cp_shared_kept(true, false, false));
+	CHECK(!cp_shared_kept(true, true, true));
+	CHECK(!cp_shared_kept(false, false, true));
+	CHECK(!cp_shared_kept(false, true, false));
+	/* outlived: the check's lowest RTT at least half the queue above */
+	CHECK(cp_queue_outlived(60000, 100000, 20000));
+	CHECK(cp_queue_outlived(100000, 100000, 20000));
+	CHECK(cp_queue_outlived(120000, 100000, 20000));
+	CHECK(!cp_queue_outlived(59999, 100000, 20000));
+	CHECK(!cp_queue_outlived(25000, 100000, 20000));
+	CHECK(!cp_queue_outlived(20000, 100000, 20000));
+	CHECK(!cp_queue_outlived(0, 100000, 20000));
+	/* no queue before (the base at the minimum): nothing outlived */
+	CHECK(!cp_queue_outlived(60000, 20000, 20000));
+	CHECK(!cp_queue_outlived(60000, 10000, 20000));
+	/* no overflow at the extremes */
+	CHECK(cp_queue_outlived(~0U, ~0U, 0 + 1));
 	CHECK_EQ(cp_flight_room(0, 45, true, true), 45);
 	CHECK_EQ(cp_flight_room(12, 45, true, true), 45);
 	CHECK_EQ(cp_flight_room(12, 45, true, false), 12);
@@ -1325,8 +1342,13 @@ static void test_measure_plan(void)
 	CHECK_EQ(m.cwnd, 87 / 2 + 2);
 	CHECK_EQ(m.quick, 1250000);
 	CHECK_EQ(m.flags, CP_MF_QUEUED);
-	/* ... or over srtt, not halved, with shared_rtt ... */
+	/* ... also with shared_rtt before a check found the queue kept ... */
 	m.shared_rtt = true;
+	plan(&m);
+	CHECK_EQ(m.cwnd, 87 / 2 + 2);
+	CHECK_EQ(m.flags, CP_MF_QUEUED);
+	/* ... or over srtt, not halved, once one did ... */
+	m.kept = true;
 	plan(&m);
 	CHECK_EQ(m.bdp, cp_bdp_segs(1250000, 150000, 1448));
 	CHECK_EQ(m.cwnd, m.bdp + 2);

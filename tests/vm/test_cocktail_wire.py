@@ -2090,6 +2090,20 @@ def own_queue(r):
     return int(ev["cwnd_before"]) * 4 >= bdp * 3
 
 
+# test_measure_queue_halves: the cases run with shared_burst=1, with
+# shared_rtt=1, and those with a restart before the measured one whose
+# check finds the queue still standing (kept)
+SHARED_BURST = ("others", "burst", "restarted")
+SHARED_RTT = ("others", "srtt", "restarted")
+KEPT = ("burst", "srtt", "restarted")
+
+
+def restarts(case):
+    """How many restarts test_measure_queue_halves's CASE makes on its
+    connection: the measured one, and one before it in the KEPT cases."""
+    return 2 if case in KEPT else 1
+
+
 @pytest.mark.core_on_module
 def test_measure_queue_halves(cocktail):
     """A queue others kept before the idle period halves measure's bet;
@@ -2129,27 +2143,34 @@ def test_measure_queue_halves(cocktail):
     segments after the restart window (IW 10, which pace_burst sends at
     once) leave paced: at least 0.8 of an MSS's time at the restart
     event's pacing rate apart on average (the capture is before the
-    bottleneck), and measure_burst does not count it.
+    bottleneck), and measure_burst does not count it. shared_burst=1 and
+    shared_rtt=1 are set and change nothing: this is the connection's
+    first restart, and no check has yet found the queue outliving an
+    idle period (kept).
 
-    burst: as others with shared_burst=1: the same halved flight, sent
-    at once: its segments after the restart window leave at most 0.25
-    of that time apart on average, and measure_burst counts it (with
-    measure_queued). The empty 200-packet buffer holds it.
+    burst: as others with shared_burst=1 alone and a restart before the
+    measured one (30 segments after an idle period past the RTO), whose
+    check finds the longer delay, the queue, still there: the same
+    halved flight, sent at once: its segments after the restart window
+    leave at most 0.25 of that time apart on average, and measure_burst
+    counts it (measure_queued both restarts). The empty 200-packet
+    buffer holds it.
 
-    srtt: as others with shared_rtt=1: the flight's window (the restart
-    event's cwnd_after) is the restart's rate times srtt (the event's
-    srtt_us, about twice the minimum) plus 2 (+-2), not halved; at least
-    0.6 of it leaves before the first ACK (the flight meets the RTT it
-    was sized over), measure_srtt counts it and measure_queued does not.
+    srtt: as burst with shared_rtt=1 instead: the flight's window (the
+    restart event's cwnd_after) is the restart's rate times srtt (the
+    event's srtt_us, about twice the minimum) plus 2 (+-2), not halved;
+    at least 0.6 of it leaves before the first ACK (the flight meets the
+    RTT it was sized over), measure_srtt counts it and measure_queued
+    only the restart before.
 
-    restarted: as others with shared_rtt=1 and shared_burst=1, the idle
-    period 3.5 s, in which another connection from the client
-    (other_restart()) restarts more than 0.2 s before this one (a
-    premise): neither parameter acts, the queue possibly being the
-    restarting connections' own; the flight is halved and paced as in
-    others, measure_srtt and measure_burst count nothing, and
-    measure_queued counts this restart (the other's too if it found a
-    queue). Every restart is measured (measure counts both).
+    restarted: as burst with both parameters, the idle period 3.5 s, in
+    which another connection from the client (other_restart()) restarts
+    more than 0.2 s before this one (a premise): neither parameter acts,
+    the queue possibly being the restarting connections' own; the flight
+    is halved and paced as in others, measure_srtt and measure_burst
+    count nothing, and measure_queued counts both of this connection's
+    restarts (the other's too if it found a queue). Every restart is
+    measured (measure counts all three).
 
     cut: as others with 2 % random loss at the bottleneck during the 300
     segments (none after them), which leaves ssthresh below the halved
@@ -2171,8 +2192,8 @@ def test_measure_queue_halves(cocktail):
         params(iw=10, restart="measure", cwv=1, pace_iw=0, pace_rate="max",
                ssthresh_est=int(case != "own"), check_rtt_pct=125,
                check_rate_pct=30, queue_pct=120,
-               shared_burst=int(case in ("burst", "restarted")),
-               shared_rtt=int(case in ("srtt", "restarted")))
+               shared_burst=int(case in SHARED_BURST),
+               shared_rtt=int(case in SHARED_RTT))
         other = {}
         with Topo(rtt=100, rate="10mbit", limit=200) as t, \
                 delay_later(t, 250 if case == "drained" else 150,
@@ -2193,6 +2214,11 @@ def test_measure_queue_halves(cocktail):
                     traffic.wait_acked(srv, 60)
                     back.run()
                     traffic.send_and_time(srv, cli, 10 * mss, 300)
+                if case in KEPT:
+                    # a restart whose check finds the queue still there
+                    rto = traffic.wait_acked(srv, 60)["rto"] / 1e6
+                    idle_then_send(srv, cli, mss, 30,
+                                   idle=max(1.5, rto + 0.3))
             try:
                 r = burst_after_idle(
                     t, "measure_queue_" + case, 300,
@@ -2221,19 +2247,22 @@ def test_measure_queue_halves(cocktail):
 
     def premise(case):
         def holds(a):
-            # one restart, the measured one: a send of the warm-up that
-            # a slow guest started an RTO after the last would restart
+            # one restart, the measured one (KEPT: two, the one before
+            # it found the queue kept): a send of the warm-up that a
+            # slow guest started an RTO after the last would restart
             # too, and its check's verdict would count a miss
             return queue_stood(a[0]) and \
-                len(a[0]["restart"]) == 1 and \
+                len(a[0]["restart"]) == restarts(case) and \
+                len(a[0]["check"]) >= restarts(case) - 1 and \
                 own_queue(a[0]) == (case == "own") and \
                 (case != "cut" or int(a[0]["restart"][-1][1]["ssthresh"]) <
                  a[2] // 2 + 2) and \
                 (case not in ("others", "burst", "srtt", "cut",
                               "restarted") or
-                 [e["verdict"] for _, e in a[0]["check"]] == ["full"]) and \
+                 [e["verdict"] for _, e in a[0]["check"]][-1:] ==
+                 ["full"]) and \
                 (case != "restarted" or (a[0]["apart"] > 0.2 and
-                                         a[0]["counters"]["measure"] == 2))
+                                         a[0]["counters"]["measure"] == 3))
         return holds
 
     def describe(tries):
@@ -2261,13 +2290,15 @@ def test_measure_queue_halves(cocktail):
                 "%s; window %s, rate x srtt + 2 = %d" % (
                     info, ev["cwnd_after"], want)
             assert n >= 0.6 * want, "%s; want %d" % (info, want)
-            assert r["counters"]["measure_queued"] == 0, info
+            # the restart before it, not this one
+            assert r["counters"]["measure_queued"] == 1, info
         elif case in ("others", "burst", "cut", "restarted"):
             assert abs(n - (bdp // 2 + 2)) <= 2, info
             if case == "restarted":
-                assert r["counters"]["measure_queued"] >= 1, info
+                assert r["counters"]["measure_queued"] >= 2, info
             else:
-                assert r["counters"]["measure_queued"] == 1, info
+                assert r["counters"]["measure_queued"] == \
+                    restarts(case), info
             assert r["most"] >= 0.8 * bdp, \
                 "%s; most in flight %.1f segments" % (info, r["most"])
         else:
