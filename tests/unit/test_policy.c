@@ -1221,6 +1221,20 @@ static u64 plan(struct cp_measure *m)
 	return rate;
 }
 
+/*
+ * The plan behind a queue others kept (a window of 10 under 150 ms) that
+ * shared_rtt and shared_burst do not answer: the BDP halved once, paced
+ * at the rate.
+ */
+static void check_halved(struct cp_measure *m)
+{
+	plan(m);
+	CHECK(m->queued && m->shared);
+	CHECK_EQ(m->cwnd, 87 / 2 + 2);
+	CHECK_EQ(m->quick, 1250000);
+	CHECK_EQ(m->flags, CP_MF_QUEUED);
+}
+
 static void test_measure_plan(void)
 {
 	struct cp_measure m = plan_base();
@@ -1337,16 +1351,10 @@ static void test_measure_plan(void)
 	m.low_rtt_us = 150000;
 	m.srtt_us = 150000;
 	m.before = 10;
-	plan(&m);
-	CHECK(m.queued && m.shared);
-	CHECK_EQ(m.cwnd, 87 / 2 + 2);
-	CHECK_EQ(m.quick, 1250000);
-	CHECK_EQ(m.flags, CP_MF_QUEUED);
+	check_halved(&m);
 	/* ... also with shared_rtt before a check found the queue kept ... */
 	m.shared_rtt = true;
-	plan(&m);
-	CHECK_EQ(m.cwnd, 87 / 2 + 2);
-	CHECK_EQ(m.flags, CP_MF_QUEUED);
+	check_halved(&m);
 	/* ... or over srtt, not halved, once one did ... */
 	m.kept = true;
 	plan(&m);
@@ -1360,11 +1368,7 @@ static void test_measure_plan(void)
 	CHECK_EQ(m.flags, CP_MF_SRTT | CP_MF_BURST);
 	/* ... neither when others restarted toward the destination: halved */
 	m.others = true;
-	plan(&m);
-	CHECK(m.queued && m.shared);
-	CHECK_EQ(m.cwnd, 87 / 2 + 2);
-	CHECK_EQ(m.quick, 1250000);
-	CHECK_EQ(m.flags, CP_MF_QUEUED);
+	check_halved(&m);
 	m.others = false;
 	/* a window of 120 queued its own 20 ms: into that room, faster */
 	m = plan_base();
