@@ -488,18 +488,18 @@ next:
  * faster by as much as the room the connection's own queue showed
  * before the idle period would hold (queue_room, cp_room_rate()), or
  * sent at once behind a queue others kept (shared_burst,
- * cp_flight_room(), cp_shared_kept()), and until its first ACK no slower than the restart
- * window per minimum RTT (pace_floor, cp_floor_rate()) and, after a
- * check that found the path quiet and with no queue before this idle
- * period, at quiet_pct % of the rate (cp_quiet_rate()) unless another
- * connection restarted toward the destination during that period
- * (cp_ensemble_recent()), neither when the ensemble divided it, and
- * checked on its ACKs against that rate.  Behind
- * such a queue, with shared_rtt, the BDP is over srtt instead of the
- * minimum RTT, not halved (cp_flight_rtt()); neither shared_* acts unless
- * the last check found the queue outliving its idle period
- * (cp_queue_outlived(), kept), nor when another connection restarted
- * toward the destination meanwhile.  The k-th of restarts toward
+ * cp_flight_room(), cp_shared_kept()), and until its first ACK no slower
+ * than the restart window per minimum RTT (pace_floor, cp_floor_rate())
+ * and, after a check that found the path quiet and with no queue before
+ * this idle period, at quiet_pct % of the rate (cp_quiet_rate()) unless
+ * another connection restarted toward the destination during that
+ * period (cp_ensemble_recent()), neither when the ensemble divided it,
+ * and checked on its ACKs against that rate.  Behind such a queue, with
+ * shared_rtt, the BDP is over srtt instead of the minimum RTT, not
+ * halved (cp_flight_rtt()); neither shared_* acts unless the last check
+ * found the queue outliving its idle period (cp_queue_outlived(), kept),
+ * nor when another connection restarted toward the destination
+ * meanwhile.  The k-th of restarts toward
  * one destination in a quick run (ensemble, cp_ensemble_join()) sizes
  * and paces its flight at 1/k of the rate (cp_ensemble_rate()).  No
  * rate at all, no pacing, or, with ssr_floor, a flight not divided that
